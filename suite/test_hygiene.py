@@ -1,0 +1,44 @@
+"""Hygiene: where a store puts its keys, and what it leaves behind.
+
+Keys without a TTL are listed in every report (summary.md, summary.json, the terminal summary);
+for a store with the ttl capability they also fail test_every_key_has_ttl_within_configured.
+"""
+
+import pytest
+
+from memory_regression.conversations import TRICKY_SESSION_IDS, numbered_messages
+
+
+@pytest.mark.requires("namespace")
+def test_keys_stay_in_namespace(memory):
+    """With a namespace, every key the store writes (messages, indexes, counters, locks) starts
+    with it, for every kind of session id.
+
+    If this fails: a key is built without the prefix (a global index set, a lock, a counter), or
+    the prefix is applied to some keys only."""
+    store = memory.store()
+    for sid in TRICKY_SESSION_IDS[:6]:
+        store.append_all(sid, numbered_messages(2, sid))
+        store.load(sid)
+    outside = [k for k in memory.keys() if not k.startswith(memory.namespace)]
+    assert memory.keys(), "the store wrote no keys at all"
+    assert not outside, f"keys outside the namespace {memory.namespace!r}: {', '.join(outside)}"
+
+
+@pytest.mark.requires("clear")
+def test_clear_leaves_no_keys(memory):
+    """After clear, no key that the session created remains; the other session's keys do.
+
+    The suite notes the keys that exist with only session 'keep' written, writes session 'gone',
+    clears it, and expects exactly the first set of keys back. If this fails: clear deletes the
+    message list but not its companions (metadata, counters, summaries, token totals)."""
+    store = memory.store()
+    store.append_all("keep", numbered_messages(2, "keep"))
+    before = set(memory.keys())
+    store.append_all("gone", numbered_messages(3, "gone"))
+    store.load("gone")
+    store.clear("gone")
+    left = sorted(set(memory.keys()) - before)
+    assert not left, f"after clear('gone') these keys remain: {', '.join(left)}"
+    lost = sorted(before - set(memory.keys()))
+    assert not lost, f"clear('gone') deleted keys of session 'keep': {', '.join(lost)}"

@@ -1,0 +1,80 @@
+"""TTL: a store built with ttl=T gives every key it writes a TTL of at most T seconds, refreshes
+it on every append, and shows an expired session as empty."""
+
+import time
+
+import pytest
+
+from memory_regression.conversations import numbered_messages
+from memory_regression.reference import HistoryMismatch
+
+TTL_S = 60
+FRESH_SLACK_MS = 2000     # a TTL just set may have run down this much by the time we read it
+SHORTENED_MS = 5000       # the suite shortens TTLs to this to see whether an append restores them
+EXPIRY_TTL_S = 1
+
+
+def _ttl_problems(memory, ttl_s):
+    """Keys whose TTL is missing, longer than configured, or far shorter than just set."""
+    problems = []
+    for key in memory.keys():
+        pttl = memory.pttl_ms(key)
+        if pttl == -1:
+            problems.append(f"key {key} has no TTL")
+        elif pttl > ttl_s * 1000:
+            problems.append(f"key {key} has a TTL of {pttl / 1000:g} s, longer than the configured {ttl_s} s")
+        elif pttl < ttl_s * 1000 - FRESH_SLACK_MS:
+            problems.append(f"key {key} has a TTL of {pttl / 1000:g} s right after an append, "
+                            f"expected about {ttl_s} s (seconds taken for milliseconds?)")
+    return problems
+
+
+@pytest.mark.requires("ttl")
+def test_every_key_has_ttl_within_configured(memory):
+    """Right after appends, every key the store created has a TTL close to, and not over, the
+    configured seconds.
+
+    If this fails: EXPIRE is missing for some key (an index set, a counter, a summary), the value
+    is in the wrong unit (PEXPIRE with seconds, EXPIRE with milliseconds), or SET without EX
+    dropped the TTL."""
+    store = memory.store(ttl=TTL_S)
+    for sid in ("ttl-a", "ttl-b"):
+        store.append_all(sid, numbered_messages(3, sid))
+    store.load("ttl-a")
+    problems = _ttl_problems(memory, TTL_S)
+    assert memory.keys(), "the store wrote no keys at all"
+    assert not problems, "; ".join(problems) + f" (keys: {', '.join(memory.keys())})"
+
+
+@pytest.mark.requires("ttl")
+def test_append_refreshes_ttl(memory):
+    """An append sets the TTL of the session's keys back to the configured value: the TTL slides
+    with activity.
+
+    The suite shortens every key's TTL to 5 s, appends once more, and expects the TTLs back near
+    the configured value. If this fails: EXPIRE ... NX (set only once), EXPIRE only when the list
+    is created, or the refresh is on another key than the one holding the messages."""
+    store = memory.store(ttl=TTL_S)
+    store.append_all("slide", numbered_messages(2, "slide"))
+    for key in memory.keys():
+        memory.backend.admin.pexpire(key, SHORTENED_MS)
+    store.append("slide", "user", "one more")
+    problems = _ttl_problems(memory, TTL_S)
+    assert not problems, "after an append: " + "; ".join(problems)
+
+
+@pytest.mark.requires("ttl")
+def test_expired_session_is_empty(memory):
+    """Once the TTL has passed, the session loads as empty and loading raises nothing.
+
+    The store is built with ttl=1 and the suite waits just over a second. If this fails: the
+    TTL is not applied at all, is too long (milliseconds taken for seconds), or a process-local
+    copy outlives the keys."""
+    store = memory.store(ttl=EXPIRY_TTL_S)
+    appended = numbered_messages(3, "expiring")
+    store.append_all("expiring", appended)
+    time.sleep(EXPIRY_TTL_S + 0.1)
+    history = store.load("expiring")
+    if history:
+        raise HistoryMismatch(f"{EXPIRY_TTL_S + 0.1:g} s after the last append with ttl={EXPIRY_TTL_S}, "
+                              "the session still holds messages", [], history)
