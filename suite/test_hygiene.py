@@ -17,11 +17,15 @@ def test_keys_stay_in_namespace(memory):
     If this fails: a key is built without the prefix (a global index set, a lock, a counter), or
     the prefix is applied to some keys only."""
     store = memory.store()
-    for sid in TRICKY_SESSION_IDS[:6]:
+    sessions = TRICKY_SESSION_IDS[:6]
+    for sid in sessions:
         store.append_all(sid, numbered_messages(2, sid))
+    seen = set(memory.keys())
+    assert seen, "the store wrote no keys at all"
+    for sid in sessions:
         store.load(sid)
-    outside = [k for k in memory.keys() if not k.startswith(memory.namespace)]
-    assert memory.keys(), "the store wrote no keys at all"
+    seen.update(memory.keys())
+    outside = sorted(k for k in seen if not k.startswith(memory.namespace))
     assert not outside, f"keys outside the namespace {memory.namespace!r}: {', '.join(outside)}"
 
 

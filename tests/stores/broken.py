@@ -1,0 +1,249 @@
+"""Deliberately broken stores, one bug class each, and the scenarios that must catch them.
+
+Every class overrides one step of a correct store in :mod:`tests.stores.correct`. ``CAUGHT_BY``
+maps each to the exact set of scenarios that fail on it; where that is more than one, the class
+docstring says why the others fail too.
+"""
+
+import json
+import time
+
+from tests.stores.correct import ListStore, TokenStore
+
+
+class OffByOneTrim(ListStore):
+    """Keeps N+1 messages: ``ltrim(key, -N-1, -1)``."""
+
+    def trim(self, pipe, key):
+        pipe.ltrim(key, -self.max_messages - 1, -1)
+
+
+class KeepsOldest(ListStore):
+    """Trims from the wrong end: ``ltrim(key, 0, N-1)`` keeps the first N messages ever sent."""
+
+    def trim(self, pipe, key):
+        pipe.ltrim(key, 0, self.max_messages - 1)
+
+
+class ReversedOrder(ListStore):
+    """LPUSH without reversing on read: histories come back newest first (langchain#2167).
+    Every scenario that compares a history of two or more messages fails."""
+
+    def push(self, pipe, key, raw):
+        pipe.lpush(key, raw)
+
+    def trim(self, pipe, key):
+        pipe.ltrim(key, 0, self.max_messages - 1)
+
+
+class UnicodeMangled(ListStore):
+    """Stores text through latin-1 mojibake. Session isolation fails too: its messages quote the
+    unicode session id."""
+
+    def encode(self, role, content):
+        return super().encode(role, content.encode("utf-8").decode("latin-1"))
+
+
+class SystemRoleLost(ListStore):
+    """Knows only user and assistant: a system message comes back as a user message."""
+
+    def encode(self, role, content):
+        return super().encode(role if role in ("user", "assistant") else "user", content)
+
+
+class SessionKeyCollision(ListStore):
+    """Sanitises the session id into the key, so ``alice:2`` and ``alice2`` share a list. The
+    clear scenario fails too: it holds both of those sessions."""
+
+    def key(self, session_id):
+        return f"{self.namespace}messages:" + "".join(c for c in session_id if c.isalnum())
+
+
+class MissingTTL(ListStore):
+    """Never sets a TTL: keys live forever (langgraph-redis#137)."""
+
+    def expire(self, pipe, key):
+        pass
+
+
+class TTLNotRefreshed(ListStore):
+    """Sets the TTL only when the key has none (EXPIRE NX), so an active session still expires."""
+
+    def expire(self, pipe, key):
+        pipe.expire(key, self.ttl, nx=True)
+
+
+class TTLInMilliseconds(ListStore):
+    """Treats the TTL in seconds as milliseconds and multiplies: keys live 1000 times too long.
+    The expiry and refresh scenarios fail too: the TTL never comes near the configured one."""
+
+    def expire(self, pipe, key):
+        pipe.expire(key, self.ttl * 1000)
+
+
+class ProcessLocalCache(ListStore):
+    """Serves loads from a cache in the instance: another worker's appends are invisible, and the
+    cache outlives the keys' TTL (the expiry scenario fails too)."""
+
+    def __init__(self, redis, namespace, max_messages, ttl):
+        super().__init__(redis, namespace, max_messages, ttl)
+        self.cache = {}
+
+    def append(self, session_id, role, content):
+        super().append(session_id, role, content)
+        cached = self.cache.setdefault(session_id, [])
+        cached.append({"role": role, "content": content})
+        del cached[:-self.max_messages]
+
+    def get(self, session_id):
+        if session_id not in self.cache:
+            self.cache[session_id] = super().get(session_id)
+        return list(self.cache[session_id])
+
+    def clear(self, session_id):
+        self.cache.pop(session_id, None)
+        super().clear(session_id)
+
+
+class ClearDeletesOtherSessions(ListStore):
+    """Clears by glob pattern ``<key>*``: clearing ``alice`` also clears ``alice2`` and ``alice:2``."""
+
+    def clear(self, session_id):
+        for key in self.redis.scan_iter(self.key(session_id) + "*"):
+            self.redis.delete(key)
+
+
+class KeysOutsideNamespace(ListStore):
+    """Keeps a global index of sessions under the fixed key ``sessions``, outside the namespace."""
+
+    def expire(self, pipe, key):
+        pipe.sadd("sessions", key)
+        pipe.expire("sessions", self.ttl)
+        super().expire(pipe, key)
+
+
+class EqualScoresSortedSet(ListStore):
+    """A sorted set scored by ``int(time.time())``: messages appended within one second tie, and
+    Redis orders ties by member, so the assistant's turns come before the user's. Every scenario
+    that compares a history with both roles fails."""
+
+    def push(self, pipe, key, raw):
+        pipe.zadd(key, {raw: int(time.time())})
+
+    def trim(self, pipe, key):
+        pipe.zremrangebyrank(key, 0, -self.max_messages - 1)
+
+    def read(self, key):
+        return self.redis.zrange(key, 0, -1)
+
+
+class EmptyMessageDropped(ListStore):
+    """Skips appends whose content is empty."""
+
+    def append(self, session_id, role, content):
+        if content:
+            super().append(session_id, role, content)
+
+
+class LongMessageTruncated(ListStore):
+    """Cuts content at 64 KiB characters."""
+
+    def encode(self, role, content):
+        return super().encode(role, content[:65536])
+
+
+class WhitespaceStripped(ListStore):
+    """Strips surrounding whitespace from content."""
+
+    def encode(self, role, content):
+        return super().encode(role, content.strip())
+
+
+class ClearLeavesKeys(ListStore):
+    """Keeps a message counter beside the list, and clear forgets to delete it."""
+
+    def expire(self, pipe, key):
+        pipe.incr(key + ":count")
+        pipe.expire(key + ":count", self.ttl)
+        super().expire(pipe, key)
+
+
+class SilentCap(ListStore):
+    """Reads at most the last 1000 messages, whatever the window."""
+
+    def read(self, key):
+        return self.redis.lrange(key, -1000, -1)
+
+
+class LoadConsumes(ListStore):
+    """Load reads and deletes the list in one transaction, as a queue would. The count-window and
+    two-instance scenarios fail too: they load more than once."""
+
+    def read(self, key):
+        with self.redis.pipeline(transaction=True) as pipe:
+            pipe.lrange(key, 0, -1)
+            pipe.delete(key)
+            return pipe.execute()[0]
+
+
+class GreetingWhenEmpty(ListStore):
+    """Returns a default system prompt for a session with no messages. Every scenario that expects
+    an empty history fails: after clear, before the first append, after expiry."""
+
+    def get(self, session_id):
+        return super().get(session_id) or [{"role": "system", "content": "You are a helpful assistant."}]
+
+
+class TokenOverTrim(TokenStore):
+    """Trims while the total is at or over the budget: a history that fits exactly loses its oldest."""
+
+    def how_many_to_drop(self, costs):
+        total, drop = sum(costs), 0
+        while drop < len(costs) and total >= self.max_tokens:
+            total -= costs[drop]
+            drop += 1
+        return drop
+
+
+class OversizeKeepsRest(TokenStore):
+    """When the newest message alone exceeds the budget, gives up trimming and keeps everything."""
+
+    def how_many_to_drop(self, costs):
+        return 0 if costs[-1] > self.max_tokens else super().how_many_to_drop(costs)
+
+
+ROUND_TRIP = "test_round_trip_keeps_role_content_and_order"
+COMPARES_HISTORIES = {  # scenarios that compare a history of several messages, both roles present
+    ROUND_TRIP, "test_many_fast_appends_keep_order", "test_sessions_are_isolated",
+    "test_two_instances_share_history", "test_loading_twice_changes_nothing",
+    "test_clear_empties_only_that_session", "test_no_silent_cap", "test_count_window_keeps_last_n",
+}
+
+CAUGHT_BY: dict[type, list[str]] = {
+    OffByOneTrim: ["test_count_window_keeps_last_n"],
+    KeepsOldest: ["test_count_window_keeps_last_n"],
+    ReversedOrder: sorted(COMPARES_HISTORIES),
+    UnicodeMangled: [ROUND_TRIP, "test_sessions_are_isolated"],
+    SystemRoleLost: [ROUND_TRIP],
+    SessionKeyCollision: ["test_sessions_are_isolated", "test_clear_empties_only_that_session"],
+    MissingTTL: ["test_every_key_has_ttl_within_configured", "test_append_refreshes_ttl",
+                 "test_expired_session_is_empty"],
+    TTLNotRefreshed: ["test_append_refreshes_ttl"],
+    TTLInMilliseconds: ["test_every_key_has_ttl_within_configured", "test_append_refreshes_ttl",
+                        "test_expired_session_is_empty"],
+    ProcessLocalCache: ["test_two_instances_share_history", "test_expired_session_is_empty"],
+    ClearDeletesOtherSessions: ["test_clear_empties_only_that_session"],
+    KeysOutsideNamespace: ["test_keys_stay_in_namespace"],
+    EqualScoresSortedSet: sorted(COMPARES_HISTORIES),
+    EmptyMessageDropped: [ROUND_TRIP],
+    LongMessageTruncated: [ROUND_TRIP],
+    WhitespaceStripped: [ROUND_TRIP],
+    ClearLeavesKeys: ["test_clear_leaves_no_keys"],
+    SilentCap: ["test_no_silent_cap"],
+    LoadConsumes: ["test_loading_twice_changes_nothing", "test_two_instances_share_history",
+                   "test_count_window_keeps_last_n"],
+    GreetingWhenEmpty: ["test_fresh_session_is_empty", "test_clear_empties_only_that_session",
+                        "test_count_window_keeps_last_n", "test_expired_session_is_empty"],
+    TokenOverTrim: ["test_token_window_keeps_maximal_suffix"],
+    OversizeKeepsRest: ["test_token_window_keeps_maximal_suffix"],
+}

@@ -1,0 +1,90 @@
+"""Correct stores with every capability, written to be subclassed one bug at a time.
+
+Each step of an append or load is a method of its own, so a broken variant in
+:mod:`tests.stores.broken` overrides exactly the step that carries its bug.
+"""
+
+import json
+
+
+class ListStore:
+    """One Redis list per session, trimmed to the last N messages, with a sliding TTL."""
+
+    def __init__(self, redis, namespace, max_messages, ttl):
+        self.redis = redis
+        self.namespace = namespace
+        self.max_messages = max_messages
+        self.ttl = ttl
+
+    def key(self, session_id):
+        return f"{self.namespace}messages:{session_id}"
+
+    def encode(self, role, content):
+        return json.dumps({"role": role, "content": content}, ensure_ascii=False)
+
+    def decode(self, raw):
+        return json.loads(raw)
+
+    def push(self, pipe, key, raw):
+        pipe.rpush(key, raw)
+
+    def trim(self, pipe, key):
+        pipe.ltrim(key, -self.max_messages, -1)
+
+    def expire(self, pipe, key):
+        pipe.expire(key, self.ttl)
+
+    def append(self, session_id, role, content):
+        key = self.key(session_id)
+        with self.redis.pipeline(transaction=True) as pipe:
+            self.push(pipe, key, self.encode(role, content))
+            self.trim(pipe, key)
+            self.expire(pipe, key)
+            pipe.execute()
+
+    def read(self, key):
+        return self.redis.lrange(key, 0, -1)
+
+    def get(self, session_id):
+        return [self.decode(raw) for raw in self.read(self.key(session_id))]
+
+    def clear(self, session_id):
+        self.redis.delete(self.key(session_id))
+
+
+class TokenStore:
+    """One list per session of messages with their cost; the oldest are dropped while the total
+    is over the budget (all of them when the newest alone is over)."""
+
+    def __init__(self, redis, namespace, max_tokens, count_tokens, ttl):
+        self.redis = redis
+        self.namespace = namespace
+        self.max_tokens = max_tokens
+        self.count_tokens = count_tokens
+        self.ttl = ttl
+
+    def key(self, session_id):
+        return f"{self.namespace}tokens:{session_id}"
+
+    def how_many_to_drop(self, costs):
+        total, drop = sum(costs), 0
+        while drop < len(costs) and total > self.max_tokens:
+            total -= costs[drop]
+            drop += 1
+        return drop
+
+    def append(self, session_id, role, content):
+        key = self.key(session_id)
+        record = {"role": role, "content": content, "tokens": self.count_tokens(content)}
+        self.redis.rpush(key, json.dumps(record, ensure_ascii=False))
+        costs = [json.loads(raw)["tokens"] for raw in self.redis.lrange(key, 0, -1)]
+        drop = self.how_many_to_drop(costs)
+        if drop:
+            self.redis.ltrim(key, drop, -1)
+        self.redis.expire(key, self.ttl)
+
+    def get(self, session_id):
+        return [json.loads(raw) for raw in self.redis.lrange(self.key(session_id), 0, -1)]
+
+    def clear(self, session_id):
+        self.redis.delete(self.key(session_id))
