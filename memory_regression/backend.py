@@ -180,6 +180,8 @@ def open_backend(choice: str, allow_flush: bool) -> Backend:
 
 
 def install_signal_handlers() -> None:
-    """Turn SIGTERM into KeyboardInterrupt, so a stopped run still stops its server."""
+    """Turn SIGINT and SIGTERM into KeyboardInterrupt, so a stopped run still stops its server and
+    writes its reports (SIGINT included where a shell started us with it ignored)."""
     if os.name == "posix":
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.default_int_handler)

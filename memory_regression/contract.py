@@ -229,7 +229,7 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
     target = factory if inspect.isclass(factory) else None
     if target is None:
         returned = inspect.signature(factory).return_annotation
-        target = returned if inspect.isclass(returned) else None
+        target = returned if inspect.isclass(returned) and returned is not inspect.Signature.empty else None
     probe = None
     if target is None:
         try:

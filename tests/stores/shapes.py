@@ -1,0 +1,67 @@
+"""Stores in shapes the contract must accept, and shapes it must reject with a clear message."""
+
+import time
+from dataclasses import dataclass
+
+from tests.stores.correct import ListStore
+
+
+def make_store(redis, max_messages):
+    """A factory function, not a class: the suite builds one to find its methods."""
+    return ListStore(redis, "factory:", max_messages, 3600)
+
+
+def make_store_from_kwargs(**kwargs):
+    """Takes everything through **kwargs: claims no capability beyond core."""
+    return ListStore(kwargs["redis"], kwargs["namespace"], 10**6, kwargs["ttl"])
+
+
+@dataclass
+class LangChainStyleMessage:
+    type: str
+    content: str
+
+
+class LangChainStyle(ListStore):
+    """Returns LangChain-style messages: .type human/ai/system instead of .role."""
+
+    TYPES = {"user": "human", "assistant": "ai", "system": "system"}
+
+    def get(self, session_id):
+        return [LangChainStyleMessage(self.TYPES[m["role"]], m["content"]) for m in super().get(session_id)]
+
+
+class OwnMethodNames(ListStore):
+    """Methods the search does not find: run with --append-method remember --load-method recall."""
+
+    remember = ListStore.append
+    recall = ListStore.get
+    append = get = None
+
+
+class NeedsLlm:
+    """Requires a parameter the contract does not provide."""
+
+    def __init__(self, redis, llm):
+        self.redis = redis
+
+
+class LoadNeedsUser(ListStore):
+    """Its load method needs a second argument without a default."""
+
+    def get(self, session_id, user):
+        return super().get(session_id)
+
+
+class Crashes(ListStore):
+    """Raises on every append."""
+
+    def append(self, session_id, role, content):
+        raise ValueError("backend exploded while appending")
+
+
+class Hangs(ListStore):
+    """Never returns from an append."""
+
+    def append(self, session_id, role, content):
+        time.sleep(3600)
