@@ -296,6 +296,7 @@ def normalize_history(raw: Any) -> list[Message]:
     Accepts dicts with role/content, objects with .role/.content, and LangChain-style
     objects or dicts with .type (human/ai/system) in place of role.
     """
+    __tracebackhide__ = True
     if raw is None:
         raise AssertionError("load returned None instead of a list of messages")
     if isinstance(raw, (str, bytes, dict)):
@@ -326,22 +327,27 @@ class StoreAdapter:
         self._run = run  # runs an awaitable to completion on the scenario's event loop
 
     def _call(self, method: str, *args: Any) -> Any:
+        __tracebackhide__ = True
         result = getattr(self.instance, method)(*args)
         if inspect.isawaitable(result):
             result = self._run(result)
         return result
 
     def append(self, session_id: str, role: str, content: str) -> None:
+        __tracebackhide__ = True
         self._call(self.binding.append_method, session_id, role, content)
 
     def append_all(self, session_id: str, messages: list[Message]) -> None:
+        __tracebackhide__ = True
         for message in messages:
             self.append(session_id, message.role, message.content)
 
     def load(self, session_id: str) -> list[Message]:
+        __tracebackhide__ = True
         return normalize_history(self._call(self.binding.load_method, session_id))
 
     def clear(self, session_id: str) -> None:
+        __tracebackhide__ = True
         if not self.binding.clear_method:
             raise ContractError("the store has no clear method")
         self._call(self.binding.clear_method, session_id)

@@ -376,7 +376,10 @@ def pytest_html_results_summary(prefix: list, summary: list, postfix: list, sess
              ("Conformance level", data.conformance_level), ("Redis", data.backend)]
     items += [(f"Profile {p['name']}", f"budget {p['max_tokens']} tokens, counter {p['counter']}")
               for p in data.profiles]
-    parts = ["<div class='memory-summary'>"]
+    parts = ["<style>.memory-matrix td, .memory-matrix th {padding: 2px 8px; text-align: left}"
+             " .memory-matrix .passed {color: #060} .memory-matrix .failed, .memory-matrix .error"
+             " {color: #b00; font-weight: bold} .memory-matrix .skipped {color: #888}"
+             " .memory-warning {color: #b00}</style>", "<div class='memory-summary'>"]
     if data.backend_warning:
         parts.append(f"<p class='memory-warning'><b>Warning:</b> {html.escape(data.backend_warning)}</p>")
     parts.append("<ul>" + "".join(f"<li><b>{html.escape(k)}:</b> {html.escape(str(v))}</li>"

@@ -81,6 +81,7 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
 
 def assert_history(expected: Sequence[Message], actual: Sequence[Message],
                    appended: Sequence[Message], context: str = "") -> None:
+    __tracebackhide__ = True
     problem = diagnose(expected, actual, appended)
     if problem:
         raise HistoryMismatch(f"{context}{problem}", expected, actual)

@@ -1,0 +1,104 @@
+"""Benchmark: the default matrix against the example stores on a private redis-server.
+
+For each example store it runs the runner end to end in a subprocess RUNS times (median wall
+time, scenarios per second), then once in this process with redis-py's send and receive timed,
+to give the share of the run spent waiting on Redis.
+
+    python bench/bench_default_run.py [--runs 5]
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+STORES = {
+    "count window": ["--store", "examples/stores/count_window.py:CountWindowStore"],
+    "token window": ["--store", "examples/stores/token_window.py:TokenWindowStore",
+                     "--token-counter", "examples/stores/token_window.py:message_tokens"],
+    "async": ["--store", "examples/stores/async_store.py:AsyncChatMemory"],
+}
+
+
+def end_to_end(args, runs):
+    walls, scenarios = [], 0
+    with tempfile.TemporaryDirectory() as reports:
+        for _ in range(runs):
+            started = time.perf_counter()
+            done = subprocess.run([sys.executable, str(ROOT / "entrypoint.py"), "--report-dir", reports, *args],
+                                  cwd=ROOT, capture_output=True, text=True, timeout=300)
+            walls.append(time.perf_counter() - started)
+            if done.returncode != 0:
+                raise SystemExit(f"run failed ({done.returncode}):\n{done.stdout[-3000:]}")
+            scenarios = json.loads((Path(reports) / "summary.json").read_text())["totals"]["total"]
+    return statistics.median(walls), scenarios
+
+
+def redis_share(args):
+    """Run once in-process with redis-py's socket work timed; return (waiting, wall) seconds."""
+    import redis.connection
+    import redis.asyncio.connection
+    from memory_regression import cli
+
+    waited = [0.0]
+
+    def timed(cls, name, is_async=False):
+        original = getattr(cls, name)
+        if is_async:
+            async def wrapper(self, *a, **k):
+                started = time.perf_counter()
+                try:
+                    return await original(self, *a, **k)
+                finally:
+                    waited[0] += time.perf_counter() - started
+        else:
+            def wrapper(self, *a, **k):
+                started = time.perf_counter()
+                try:
+                    return original(self, *a, **k)
+                finally:
+                    waited[0] += time.perf_counter() - started
+        setattr(cls, name, wrapper)
+
+    for name in ("send_packed_command", "read_response", "connect"):
+        timed(redis.connection.AbstractConnection, name)
+        timed(redis.asyncio.connection.AbstractConnection, name, is_async=True)
+    with tempfile.TemporaryDirectory() as reports:
+        started = time.perf_counter()
+        code = cli.main(["--report-dir", reports, "-q", *args])
+        wall = time.perf_counter() - started
+    if code != 0:
+        raise SystemExit(f"in-process run failed with {code}")
+    return waited[0], wall
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--in-process", metavar="NAME", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.in_process:  # a child run, so that each store's timing starts from a clean process
+        waited, wall = redis_share(STORES[options.in_process])
+        print(json.dumps({"waited": waited, "wall": wall}))
+        return
+    print(f"{'store':<14}{'scenarios':>10}{'median wall s':>15}{'scenarios/s':>13}{'redis share':>13}")
+    for name, args in STORES.items():
+        wall, scenarios = end_to_end(args, options.runs)
+        child = subprocess.run([sys.executable, __file__, "--in-process", name], cwd=ROOT,
+                               capture_output=True, text=True, timeout=300)
+        timing = json.loads(child.stdout.strip().splitlines()[-1])
+        share = timing["waited"] / timing["wall"]
+        print(f"{name:<14}{scenarios:>10}{wall:>15.2f}{scenarios / wall:>13.1f}{share:>12.0%}")
+    print(f"(median of {options.runs} end-to-end runs each; redis share from one in-process run: time in "
+          "redis-py send/receive/connect over the run's wall time)")
+
+
+if __name__ == "__main__":
+    main()
