@@ -51,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if "--" in args:
         args.remove("--")
+    if ours.store is None:
+        args += ["--store", ""]  # so the plugin runs, and reports the missing store like any usage error
     report_dir = Path.cwd() / ours.report_dir
     summary_json = report_dir / "summary.json"
     summary_json.unlink(missing_ok=True)

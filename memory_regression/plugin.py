@@ -26,7 +26,7 @@ from .profiles import ModelProfile
 from .reference import HistoryMismatch
 from .reports import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PASSED, EXIT_REDIS, EXIT_USAGE, RunSummary,
                       ScenarioResult, render_terminal, write_error_junit, write_summaries)
-from .settings import OPTIONS, ROOMY_TTL_S, WINDOWLESS, RunSettings, report_dir, resolve_settings
+from .settings import OPTIONS, ROOMY_TTL_S, WINDOWLESS, RunSettings, option_value, report_dir, resolve_settings
 
 MAX_KEYS_WITHOUT_TTL = 200
 
@@ -248,25 +248,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                             metavar=option.metavar, help=option.help)
 
 
+def active_run(config: pytest.Config) -> SuiteRun | None:
+    """The run, if this pytest session runs the suite: the plugin is inert without --store."""
+    return config.stash.get(RUN_KEY, None)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "requires(*capabilities): capabilities the scenario needs")
+    if option_value(config, "--store") is None:
+        return
     directory = report_dir(config)
     if not config.option.xmlpath:
         config.option.xmlpath = str(directory / "junit.xml")
     if hasattr(config.option, "htmlpath") and not config.option.htmlpath:
         config.option.htmlpath = str(directory / "report.html")
         config.option.self_contained_html = True
+        config.pluginmanager.register(_HtmlTitle(), "memory-regression-html-title")
     config.stash[RUN_KEY] = SuiteRun(config)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    session.config.stash[RUN_KEY].start()
+    run = active_run(session.config)
+    if run is not None:
+        run.start()
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    run = config.stash[RUN_KEY]
-    if run.binding is None:
+    run = active_run(config)
+    if run is None or run.binding is None:
         return []
     lines = [f"store: {run.settings.store_spec} [{', '.join(run.summary.capabilities)}]",
              f"redis: {run.backend.description}"]
@@ -276,7 +286,13 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    settings = metafunc.config.stash[RUN_KEY].settings
+    run = active_run(metafunc.config)
+    if run is None:
+        if "memory" in metafunc.fixturenames:
+            raise pytest.UsageError("these are memory-regression scenarios: give --store path/to/file.py:NAME "
+                                    "(or package.module:NAME)")
+        return
+    settings = run.settings
     if "window" in metafunc.fixturenames:
         metafunc.parametrize("window", settings.window_sizes, ids=[f"N={n}" for n in settings.window_sizes])
     if "profile" in metafunc.fixturenames:
@@ -284,7 +300,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    run = config.stash[RUN_KEY]
+    run = active_run(config)
+    if run is None:
+        return
     for item in items:
         requires = [str(Capability(c)) for m in item.iter_markers("requires") for c in m.args]
         params = getattr(getattr(item, "callspec", None), "params", {})
@@ -306,7 +324,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    run = item.config.stash[RUN_KEY]
+    run = active_run(item.config)
+    if run is None or RESULT_KEY not in item.stash:
+        return
     missing = [Capability(c) for c in item.stash[RESULT_KEY].requires
                if Capability(c) not in run.capabilities]
     if missing:
@@ -324,8 +344,8 @@ def memory(request: pytest.FixtureRequest) -> Any:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
     report = yield
-    if RESULT_KEY in item.stash:
-        run = item.config.stash[RUN_KEY]
+    run = active_run(item.config)
+    if run is not None and RESULT_KEY in item.stash:
         run.record(item, report, call.excinfo)
         result = item.stash[RESULT_KEY]
         if report.failed and result.details:
@@ -345,32 +365,37 @@ def _attach_html(report: pytest.TestReport, result: ScenarioResult) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    run = session.config.stash[RUN_KEY]
-    if run.settings is not None and run.binding is not None:
+    run = active_run(session.config)
+    if run is not None and run.binding is not None:
         run.finish(session, exitstatus)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    run = terminalreporter.config.stash[RUN_KEY]
-    if run.binding is not None:
+    run = active_run(terminalreporter.config)
+    if run is not None and run.binding is not None:
         terminalreporter.write_sep("=", "memory regression summary")
         terminalreporter.write_line(render_terminal(run.summary))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    run = config.stash.get(RUN_KEY, None)
+    run = active_run(config)
     if run is not None and run.backend is not None:
         run.backend.stop()
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_html_report_title(report: Any) -> None:
-    report.title = "Memory regression report"
+class _HtmlTitle:
+    """Registered only for a suite run, so other pytest sessions keep pytest-html's own title."""
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_report_title(self, report: Any) -> None:
+        report.title = "Memory regression report"
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_html_results_summary(prefix: list, summary: list, postfix: list, session: pytest.Session) -> None:
-    run = session.config.stash[RUN_KEY]
+    run = active_run(session.config)
+    if run is None:
+        return
     data = run.summary
     items = [("Store", data.store), ("Capabilities", ", ".join(data.capabilities)),
              ("Conformance level", data.conformance_level), ("Redis", data.backend)]
