@@ -53,25 +53,22 @@ def conformance_level(capabilities: frozenset[Capability],
                       outcomes: list[tuple[frozenset[Capability], str]]) -> str:
     """Join the capabilities that the store has and whose scenarios all passed.
 
-    ``outcomes`` holds, per scenario run, the capabilities it required and its outcome.
-    Core must pass for anything to count; a capability with no passing scenario is not claimed,
-    except async, which is proven by the core scenarios running on the event loop.
+    ``outcomes`` holds, per scenario that ran, the capabilities it required and its outcome.
+    A failed core scenario makes the level ``none``; a capability none of whose scenarios ran
+    (deselected with -k) is not claimed. Async is proven by the other scenarios running on the
+    event loop.
     """
-    def clean(cap: Capability) -> bool:
+    def verdict(cap: Capability) -> bool | None:
         relevant = [o for req, o in outcomes if cap in req or (cap is Capability.CORE and not req)]
-        return bool(relevant) and all(o == "passed" for o in relevant)
+        return all(o == "passed" for o in relevant) if relevant else None
 
-    if not clean(Capability.CORE):
+    if verdict(Capability.CORE) is False:
         return "none"
-    level = [Capability.CORE]
-    for cap in Capability:
-        if cap in (Capability.CORE, Capability.ASYNC) or cap not in capabilities:
-            continue
-        if clean(cap):
-            level.append(cap)
-    if Capability.ASYNC in capabilities:
+    level = [cap for cap in Capability
+             if cap is not Capability.ASYNC and cap in capabilities and verdict(cap)]
+    if level and Capability.ASYNC in capabilities:
         level.append(Capability.ASYNC)
-    return "+".join(c.value for c in level)
+    return "+".join(c.value for c in level) or "none"
 
 
 # why a scenario is skipped when the store lacks a capability: what to add to claim it
