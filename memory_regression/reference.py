@@ -39,7 +39,8 @@ def _first_content_difference(expected: str, actual: str) -> str:
     for position, (a, b) in enumerate(zip(expected, actual)):
         if a != b:
             return f"first difference at character {position}: expected {a!r}, got {b!r}"
-    return f"expected {len(expected)} characters, got {len(actual)}"
+    return (f"expected {len(expected)} characters, got {len(actual)}, "
+            f"the first {min(len(expected), len(actual))} equal")
 
 
 def diagnose(expected: Sequence[Message], actual: Sequence[Message],
