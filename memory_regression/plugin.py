@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import html
+import inspect
 import time
 import traceback
 from pathlib import Path
@@ -121,6 +122,7 @@ class SuiteRun:
                                 for p in settings.profiles]
             factory, source = load_object(settings.store_spec, settings.workdir)
             summary.store_file = str(source) if source else None
+            summary.store_line = definition_line(factory)
         except ContractError as exc:
             self.abort("usage error", EXIT_USAGE, str(exc))
         try:
@@ -207,6 +209,14 @@ class SuiteRun:
             summary.report_files["html"] = str(Path(self.config.option.htmlpath).resolve())
         self.write_summaries()
         session.exitstatus = summary.exit_code
+
+
+def definition_line(factory: Any) -> int | None:
+    """The line where the store is defined, for annotations that point at it."""
+    try:
+        return inspect.getsourcelines(factory)[1]
+    except (OSError, TypeError):
+        return None
 
 
 RUN_KEY = pytest.StashKey[SuiteRun]()

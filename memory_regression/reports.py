@@ -43,6 +43,7 @@ class RunSummary:
     message: str | None = None
     store: str | None = None
     store_file: str | None = None
+    store_line: int | None = None
     capabilities: list[str] = field(default_factory=list)
     conformance_level: str = "none"
     backend: str | None = None
