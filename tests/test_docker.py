@@ -1,0 +1,196 @@
+"""The image end to end, on a real Docker engine: as a GitHub Action runs it, with plain
+``docker run``, and with bad input. Containers run with ``--network none``: the image's own
+redis-server listens on the container's loopback.
+
+Skips where no engine answers; fails instead when REQUIRE_DOCKER=1 (as in CI). The image is
+``$MEMORY_REGRESSION_IMAGE`` (default memory-regression:test), built here if missing.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from junitparser import JUnitXml
+
+from tests.conftest import ROOT
+
+IMAGE = os.environ.get("MEMORY_REGRESSION_IMAGE", "memory-regression:test")
+RUNNER_UID = 1001          # the uid GitHub's hosted runners own the workspace with
+CONTAINER_TIMEOUT_S = 300
+BROKEN_TRIM = "pipe.ltrim(key, -self.max_history - 1, -1)"
+
+
+@pytest.fixture(scope="module")
+def docker_client():
+    try:
+        import docker
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:  # no SDK, no socket, no engine
+        if os.environ.get("REQUIRE_DOCKER") == "1":
+            pytest.fail(f"REQUIRE_DOCKER=1 but no Docker engine answers: {exc}")
+        pytest.skip(f"no Docker engine answers ({exc}); start one to run the image tests")
+    try:
+        client.images.get(IMAGE)
+    except docker.errors.ImageNotFound:
+        subprocess.run(["docker", "build", "--network", "host", "-t", IMAGE, str(ROOT)], check=True,
+                       capture_output=True, timeout=900)
+    return client
+
+
+class Finished:
+    def __init__(self, status, logs):
+        self.status, self.logs = status, logs
+
+
+def run_container(client, args=(), *, mounts, workdir, env=None):
+    container = client.containers.run(
+        IMAGE, list(args), network_mode="none", working_dir=workdir, environment=env or {}, detach=True,
+        volumes={str(host): {"bind": inside, "mode": "rw"} for host, inside in mounts.items()})
+    try:
+        status = container.wait(timeout=CONTAINER_TIMEOUT_S)["StatusCode"]
+        return Finished(status, container.logs().decode(errors="replace"))
+    finally:
+        container.remove(force=True)
+
+
+def workspace(tmp_path, uid, broken=False):
+    """A repository with the example count-window store at app/memory.py, owned by ``uid``."""
+    root = tmp_path / "workspace"
+    (root / "app").mkdir(parents=True)
+    source = (ROOT / "examples/stores/count_window.py").read_text(encoding="utf-8")
+    if broken:
+        source = source.replace("pipe.ltrim(key, -self.max_history, -1)", BROKEN_TRIM)
+        assert BROKEN_TRIM in source
+    (root / "app/memory.py").write_text(source, encoding="utf-8")
+    for path in (root, *root.rglob("*")):
+        os.chown(path, uid, uid)
+    return root
+
+
+def as_action(client, tmp_path, inputs, broken=False):
+    """Run the image the way GitHub's runner runs a Docker container action."""
+    root = workspace(tmp_path, RUNNER_UID, broken)
+    commands = tmp_path / "file_commands"
+    commands.mkdir()
+    (commands / "output").touch()
+    (commands / "summary").touch()
+    env = {"GITHUB_ACTIONS": "true", "CI": "true", "GITHUB_WORKSPACE": "/github/workspace",
+           "GITHUB_OUTPUT": "/github/file_commands/output",
+           "GITHUB_STEP_SUMMARY": "/github/file_commands/summary", "HOME": "/github/home",
+           "INPUT_REDIS": "auto", "INPUT_REPORT-DIR": "memory-reports", "INPUT_FAIL-ON-FAILURE": "true",
+           **{f"INPUT_{name.upper()}": value for name, value in inputs.items()}}
+    finished = run_container(client, mounts={root: "/github/workspace", commands: "/github/file_commands"},
+                             workdir="/github/workspace", env=env)
+    outputs = dict(line.split("=", 1) for line in (commands / "output").read_text().splitlines())
+    return finished, outputs, (commands / "summary").read_text(encoding="utf-8"), root
+
+
+def assert_owned_reports(report_dir, uid, names=("junit.xml", "summary.md", "summary.json")):
+    for name in names:
+        assert (report_dir / name).is_file(), f"{name} missing"
+        assert (report_dir / name).stat().st_uid == uid, f"{name} is owned by uid {(report_dir / name).stat().st_uid}"
+    assert report_dir.stat().st_uid == uid
+
+
+def test_action_on_a_correct_store(docker_client, tmp_path):
+    finished, outputs, summary, root = as_action(
+        docker_client, tmp_path, {"STORE": "app/memory.py:CountWindowStore", "WINDOW-SIZES": "3,7"})
+    assert finished.status == 0, finished.logs
+    assert outputs["failed"] == "0" and outputs["errors"] == "0"
+    assert int(outputs["passed"]) + int(outputs["skipped"]) == int(outputs["total"]) > 0
+    assert outputs["conformance-level"] == "core+count-window+ttl+namespace+clear"
+    assert outputs["junit-path"] == "memory-reports/junit.xml"
+    assert outputs["html-path"] == "memory-reports/report.html"
+    assert summary.startswith("## Memory regression: passed")
+    assert "redis 8" in summary or "valkey" in summary, summary[:500]
+    assert "::error" not in finished.logs
+    assert_owned_reports(root / "memory-reports", RUNNER_UID, ("junit.xml", "report.html", "summary.md"))
+    cases = [c for suite in JUnitXml.fromfile(str(root / "memory-reports/junit.xml")) for c in suite]
+    assert len(cases) == int(outputs["total"])
+
+
+def test_action_on_a_broken_store_annotates_escaped_failures(docker_client, tmp_path):
+    finished, outputs, summary, root = as_action(
+        docker_client, tmp_path, {"STORE": "app/memory.py:CountWindowStore", "WINDOW-SIZES": "3,7"}, broken=True)
+    assert finished.status == 1, finished.logs
+    assert outputs["failed"] == "2" and outputs["conformance-level"] == "core+ttl+namespace+clear"
+    errors = [line for line in finished.logs.splitlines() if line.startswith("::error ")]
+    assert len(errors) == 2, finished.logs
+    first = errors[0]
+    line = next(i for i, text in enumerate((root / "app/memory.py").read_text().splitlines(), 1)
+                if text.startswith("class CountWindowStore"))
+    assert first.startswith(f"::error file=app/memory.py,line={line},title=memory regression%3A "
+                            "test_count_window.py%3A%3Atest_count_window_keeps_last_n[N=3]::")
+    message = first.split("::", 2)[2]
+    assert message.startswith("N=3, after 4 appends: kept 4 messages, expected 3")
+    assert "%0A" in message and "\n" not in message
+    assert "kept 4 messages, expected 3" in summary
+
+
+def test_action_without_failing_the_step(docker_client, tmp_path):
+    finished, outputs, _summary, _root = as_action(
+        docker_client, tmp_path, {"STORE": "app/memory.py:CountWindowStore", "WINDOW-SIZES": "3",
+                                  "FAIL-ON-FAILURE": "false", "PYTEST-ARGS": "-k count_window"}, broken=True)
+    assert finished.status == 0, finished.logs
+    assert outputs["failed"] == "1" and outputs["total"] == "1"
+
+
+def test_docker_run_writes_reports_owned_by_the_directory_owner(docker_client, tmp_path):
+    root = workspace(tmp_path, 1234)
+    finished = run_container(docker_client, ["--store", "app/memory.py:CountWindowStore", "-k", "core"],
+                             mounts={root: "/workspace"}, workdir="/workspace")
+    assert finished.status == 0, finished.logs
+    assert_owned_reports(root / "memory-reports", 1234, ("junit.xml", "report.html", "summary.json"))
+
+
+@pytest.mark.parametrize("args, phrase", [
+    (["--store", "app/missing.py:Store"], "no file app/missing.py"),
+    (["--store", "app/memory.py:CountWindowStore", "--window-sizes", "0"], "--window-sizes"),
+    (["--store", "app/memory.py:CountWindowStore", "--requirements", "requirements.txt"],
+     "installing requirements failed"),
+])
+def test_bad_input_in_the_container(docker_client, tmp_path, args, phrase):
+    root = workspace(tmp_path, 1234)
+    (root / "requirements.txt").write_text("memory-regression-no-such-package==9.9.9\n")
+    finished = run_container(docker_client, args, mounts={root: "/workspace"}, workdir="/workspace")
+    assert finished.status == 2, finished.logs
+    assert phrase in finished.logs
+    assert "Traceback" not in finished.logs
+    assert_owned_reports(root / "memory-reports", 1234)
+
+
+def test_requirements_are_installed_before_the_run(docker_client, tmp_path):
+    """A store that imports a package only the requirements provide (from a local wheel)."""
+    package = tmp_path / "tinydep"
+    (package / "tinydep").mkdir(parents=True)
+    (package / "tinydep/__init__.py").write_text("PREFIX = 'tiny:'\n")
+    (package / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "tinydep"\nversion = "1.0"\n')
+    root = workspace(tmp_path, 1234)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(root / "wheels"),
+                    str(package)], check=True, capture_output=True, timeout=300)
+    store = (root / "app/memory.py").read_text()
+    (root / "app/memory.py").write_text("import tinydep\n" + store.replace('namespace="chat:"', "namespace=tinydep.PREFIX"))
+    finished = run_container(
+        docker_client, ["--store", "app/memory.py:CountWindowStore", "--requirements",
+                        "--no-index --find-links wheels tinydep", "-k", "fresh"],
+        mounts={root: "/workspace"}, workdir="/workspace")
+    assert finished.status == 0, finished.logs
+    assert "installing requirements: pip install --no-index --find-links wheels tinydep" in finished.logs
+
+
+def test_image_leaves_out_tests_and_bench(docker_client):
+    listing = docker_client.containers.run(IMAGE, entrypoint=["sh", "-c", "ls /opt/memory-regression; "
+                                                              "find / -name test_corpus.py -o -name bench -type d "
+                                                              "2>/dev/null | grep -v proc || true"],
+                                           network_mode="none", remove=True).decode()
+    assert "test_corpus.py" not in listing and "/bench" not in listing
+    assert "entrypoint.py" in listing
+    labels = docker_client.images.get(IMAGE).labels
+    for key in ("source", "version", "description"):
+        assert labels.get(f"org.opencontainers.image.{key}"), key
