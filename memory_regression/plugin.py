@@ -105,43 +105,42 @@ class SuiteRun:
         self.report_dir = report_dir(config)
         self.started = time.monotonic()
         self.results: dict[str, ScenarioResult] = {}
+        self.aborted = False
 
     # -- start -------------------------------------------------------------------------------
     def start(self) -> None:
+        """Resolve the options, load the store, open Redis and bind the store to the contract.
+
+        Anything wrong stops the run before collection, with every report still written."""
         install_signal_handlers()
-        summary = self.summary
         try:
-            self.settings = settings = resolve_settings(self.config)
-            summary.store = settings.store_spec
-            summary.window_sizes = settings.window_sizes
-            summary.profiles = [{"name": p.name, "context_tokens": p.context_tokens,
-                                 "reserved_output_tokens": p.reserved_output_tokens,
-                                 "per_message_overhead": p.per_message_overhead,
-                                 "max_tokens": p.max_tokens,
-                                 "counter": settings.counters[p.name].description}
-                                for p in settings.profiles]
-            factory, source = load_object(settings.store_spec, settings.workdir)
-            summary.store_file = str(source) if source else None
-            summary.store_line = definition_line(factory)
-        except ContractError as exc:
-            self.abort("usage error", EXIT_USAGE, str(exc))
-        try:
-            self.backend = open_backend(settings.redis_choice, settings.allow_flush)
-        except EmptyDatabaseRequired as exc:
+            self._start()
+        except (ContractError, EmptyDatabaseRequired) as exc:
             self.abort("usage error", EXIT_USAGE, str(exc))
         except BackendError as exc:
             self.abort("redis error", EXIT_REDIS, str(exc))
+
+    def _start(self) -> None:
+        summary = self.summary
+        self.settings = settings = resolve_settings(self.config)
+        summary.store = settings.store_spec
+        summary.window_sizes = settings.window_sizes
+        summary.profiles = [{"name": p.name, "context_tokens": p.context_tokens,
+                             "reserved_output_tokens": p.reserved_output_tokens,
+                             "per_message_overhead": p.per_message_overhead, "max_tokens": p.max_tokens,
+                             "counter": settings.counters[p.name].description}
+                            for p in settings.profiles]
+        factory, source = load_object(settings.store_spec, settings.workdir)
+        summary.store_file = str(source) if source else None
+        summary.store_line = definition_line(factory)
+        self.backend = open_backend(settings.redis_choice, settings.allow_flush)
         summary.backend = self.backend.description
         summary.backend_warning = self.backend.warning
-        try:
-            self.binding = bind_store(settings.store_spec, factory, source, settings.method_overrides,
-                                      self._probe)
-            if (self.backend.kind == "fakeredis" and self.binding.accepts("redis_url")
-                    and not self.binding.accepts("redis")):
-                raise ContractError(f"--store {settings.store_spec!r} connects by redis_url, which "
-                                    "fakeredis cannot serve: use --redis server or a redis:// URL")
-        except ContractError as exc:
-            self.abort("usage error", EXIT_USAGE, str(exc))
+        self.binding = bind_store(settings.store_spec, factory, source, settings.method_overrides, self._probe)
+        if (self.backend.kind == "fakeredis" and self.binding.accepts("redis_url")
+                and not self.binding.accepts("redis")):
+            raise ContractError(f"--store {settings.store_spec!r} connects by redis_url, which "
+                                "fakeredis cannot serve: use --redis server or a redis:// URL")
         self.capabilities = detect(self.binding)
         summary.capabilities = sorted(c.value for c in self.capabilities)
 
@@ -151,13 +150,11 @@ class SuiteRun:
         return ScenarioContext(self, "probe").store().instance
 
     def abort(self, status: str, exit_code: int, message: str) -> None:
-        """Stop before any scenario: write every report that can be written, then exit."""
+        """Stop before any scenario: nothing is collected, the exit status says why, and the reports
+        are written (junit.xml last, in pytest_unconfigure, over pytest's empty one)."""
+        self.aborted = True
+        self.binding = None
         self.summary.status, self.summary.exit_code, self.summary.message = status, exit_code, message
-        self.summary.duration_s = round(time.monotonic() - self.started, 3)
-        self.summary.report_files = {"junit": str(self.report_dir / "junit.xml")}
-        self.write_summaries()
-        write_error_junit(self.summary, self.report_dir)
-        pytest.exit(f"{status}: {message}", returncode=exit_code)
 
     def write_summaries(self) -> None:
         self.summary.report_files.update(summary_md=str(self.report_dir / "summary.md"),
@@ -185,6 +182,12 @@ class SuiteRun:
 
     def finish(self, session: pytest.Session, exitstatus: int) -> None:
         summary = self.summary
+        summary.duration_s = round(time.monotonic() - self.started, 3)
+        if self.aborted:
+            summary.report_files = {"junit": str(self.report_dir / "junit.xml")}
+            self.write_summaries()
+            session.exitstatus = summary.exit_code
+            return
         summary.results = list(self.results.values())
         summary.conformance_level = conformance_level(
             self.capabilities,
@@ -203,7 +206,6 @@ class SuiteRun:
         else:
             summary.status, summary.exit_code = "usage error", EXIT_USAGE
             summary.message = f"pytest stopped with exit status {int(exitstatus)}"
-        summary.duration_s = round(time.monotonic() - self.started, 3)
         summary.report_files = {"junit": str(self.report_dir / "junit.xml")}
         if getattr(self.config.option, "htmlpath", None):
             summary.report_files["html"] = str(Path(self.config.option.htmlpath).resolve())
@@ -282,6 +284,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     run = active_run(session.config)
     if run is not None:
         run.start()
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    run = active_run(config)
+    return True if run is not None and run.aborted else None
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -376,20 +383,24 @@ def _attach_html(report: pytest.TestReport, result: ScenarioResult) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     run = active_run(session.config)
-    if run is not None and run.binding is not None:
+    if run is not None and (run.binding is not None or run.aborted):
         run.finish(session, exitstatus)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     run = active_run(terminalreporter.config)
-    if run is not None and run.binding is not None:
+    if run is not None and (run.binding is not None or run.aborted):
         terminalreporter.write_sep("=", "memory regression summary")
         terminalreporter.write_line(render_terminal(run.summary))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     run = active_run(config)
-    if run is not None and run.backend is not None:
+    if run is None:
+        return
+    if run.aborted:
+        write_error_junit(run.summary, run.report_dir)
+    if run.backend is not None:
         run.backend.stop()
 
 
@@ -411,6 +422,8 @@ def pytest_html_results_summary(prefix: list, summary: list, postfix: list, sess
              ("Conformance level", data.conformance_level), ("Redis", data.backend)]
     items += [(f"Profile {p['name']}", f"budget {p['max_tokens']} tokens, counter {p['counter']}")
               for p in data.profiles]
+    if data.message:
+        items.insert(0, ("Status", f"{data.status}: {data.message}"))
     parts = ["<style>.memory-matrix td, .memory-matrix th {padding: 2px 8px; text-align: left}"
              " .memory-matrix .passed {color: #060} .memory-matrix .failed, .memory-matrix .error"
              " {color: #b00; font-weight: bold} .memory-matrix .skipped {color: #888}"

@@ -152,8 +152,10 @@ def render_terminal(summary: RunSummary) -> str:
         lines.append(summary.message)
     if summary.backend_warning:
         lines.append(f"WARNING: {summary.backend_warning}")
-    lines.append(f"store {summary.store}  [{', '.join(summary.capabilities)}]")
-    lines.append(f"redis {summary.backend}")
+    if summary.capabilities:
+        lines.append(f"store {summary.store}  [{', '.join(summary.capabilities)}]")
+    if summary.backend:
+        lines.append(f"redis {summary.backend}")
     for profile in summary.profiles:
         lines.append(f"profile {profile['name']}: {profile['max_tokens']} tokens, {profile['counter']}")
     if summary.results:
