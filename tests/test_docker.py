@@ -1,5 +1,5 @@
-"""The image end to end, on a real Docker engine: as a GitHub Action runs it, with plain
-``docker run``, and with bad input. Containers run with ``--network none``: the image's own
+"""The image end to end, on a real Docker engine, driven by testcontainers: as a GitHub Action runs
+it, with plain ``docker run``, and with bad input. Containers run with ``--network none``: the image's own
 redis-server listens on the container's loopback.
 
 Skips where no engine answers; fails instead when REQUIRE_DOCKER=1 (as in CI). The image is
@@ -17,6 +17,7 @@ from junitparser import JUnitXml
 
 from tests.conftest import ROOT
 
+os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")  # read when testcontainers is imported
 IMAGE = os.environ.get("MEMORY_REGRESSION_IMAGE", "memory-regression:test")
 RUNNER_UID = 1001          # the uid GitHub's hosted runners own the workspace with
 CONTAINER_TIMEOUT_S = 300
@@ -47,14 +48,22 @@ class Finished:
 
 
 def run_container(client, args=(), *, mounts, workdir, env=None):
-    container = client.containers.run(
-        IMAGE, list(args), network_mode="none", working_dir=workdir, environment=env or {}, detach=True,
-        volumes={str(host): {"bind": inside, "mode": "rw"} for host, inside in mounts.items()})
+    """Run the image to its end with testcontainers (Ryuk off: nothing can be pulled here)."""
+    from testcontainers.core.container import DockerContainer
+
+    container = DockerContainer(IMAGE).with_command(list(args)).with_kwargs(network_mode="none",
+                                                                            working_dir=workdir)
+    for name, value in (env or {}).items():
+        container.with_env(name, value)
+    for host, inside in mounts.items():
+        container.with_volume_mapping(host, inside, "rw")
+    container.start()
     try:
-        status = container.wait(timeout=CONTAINER_TIMEOUT_S)["StatusCode"]
-        return Finished(status, container.logs().decode(errors="replace"))
+        wrapped = container.get_wrapped_container()
+        status = wrapped.wait(timeout=CONTAINER_TIMEOUT_S)["StatusCode"]
+        return Finished(status, wrapped.logs().decode(errors="replace"))
     finally:
-        container.remove(force=True)
+        container.stop()
 
 
 def workspace(tmp_path, uid, broken=False):
