@@ -233,8 +233,9 @@ def describe_outcome(report: pytest.TestReport, excinfo: Any, timeout: float) ->
     if report.passed or excinfo is None:
         return "", ""
     exc = excinfo.value
+    steps = "\n".join(getattr(exc, "__notes__", []))  # Hypothesis lists the steps of a failing sequence here
     if isinstance(exc, HistoryMismatch):
-        return exc.diagnosis, str(exc).partition("\n")[2]
+        return exc.diagnosis, "\n".join(filter(None, [str(exc).partition("\n")[2], steps]))
     if isinstance(exc, pytest.fail.Exception) and str(exc).startswith("Timeout"):
         return (f"the store did not return within {timeout:g} s: cut off by the scenario timeout "
                 "(a hang, or a blocking call without a timeout)", report.longreprtext[-3000:])

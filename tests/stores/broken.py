@@ -1,8 +1,10 @@
 """Deliberately broken stores, one bug class each, and the scenarios that must catch them.
 
 Every class overrides one step of a correct store in :mod:`tests.stores.correct`. ``CAUGHT_BY``
-maps each to the exact set of scenarios that fail on it; where that is more than one, the class
-docstring says why the others fail too.
+maps each to the exact set of fixed scenarios that fail on it; where that is more than one, the
+class docstring says why the others fail too. The stateful scenario (random sequences checked
+against the reference model) is a net under all of them: it must catch the bug meant for it, and
+may catch any other (``MAY_ALSO_CATCH``).
 """
 
 import json
@@ -94,6 +96,29 @@ class ProcessLocalCache(ListStore):
         cached = self.cache.setdefault(session_id, [])
         cached.append({"role": role, "content": content})
         del cached[:-self.max_messages]
+
+    def get(self, session_id):
+        if session_id not in self.cache:
+            self.cache[session_id] = super().get(session_id)
+        return list(self.cache[session_id])
+
+    def clear(self, session_id):
+        self.cache.pop(session_id, None)
+        super().clear(session_id)
+
+
+class PerInstanceReadCache(ListStore):
+    """Caches what it loaded and forgets an entry only on its own appends and clears: writes made
+    through another instance (another worker) stay invisible to it. Only a sequence that loads
+    through one instance, writes through the other and loads again shows it."""
+
+    def __init__(self, redis, namespace, max_messages, ttl):
+        super().__init__(redis, namespace, max_messages, ttl)
+        self.cache = {}
+
+    def append(self, session_id, role, content):
+        self.cache.pop(session_id, None)
+        super().append(session_id, role, content)
 
     def get(self, session_id):
         if session_id not in self.cache:
@@ -212,6 +237,7 @@ class OversizeKeepsRest(TokenStore):
         return 0 if costs[-1] > self.max_tokens else super().how_many_to_drop(costs)
 
 
+STATEFUL = "test_random_operations_match_the_model"
 ROUND_TRIP = "test_round_trip_keeps_role_content_and_order"
 COMPARES_HISTORIES = {  # scenarios that compare a history of several messages, both roles present
     ROUND_TRIP, "test_many_fast_appends_keep_order", "test_sessions_are_isolated",
@@ -232,6 +258,7 @@ CAUGHT_BY: dict[type, list[str]] = {
     TTLInMilliseconds: ["test_every_key_has_ttl_within_configured", "test_append_refreshes_ttl",
                         "test_expired_session_is_empty"],
     ProcessLocalCache: ["test_two_instances_share_history", "test_expired_session_is_empty"],
+    PerInstanceReadCache: [STATEFUL],
     ClearDeletesOtherSessions: ["test_clear_empties_only_that_session"],
     KeysOutsideNamespace: ["test_keys_stay_in_namespace"],
     EqualScoresSortedSet: sorted(COMPARES_HISTORIES),
@@ -247,3 +274,5 @@ CAUGHT_BY: dict[type, list[str]] = {
     TokenOverTrim: ["test_token_window_keeps_maximal_suffix"],
     OversizeKeepsRest: ["test_token_window_keeps_maximal_suffix"],
 }
+
+MAY_ALSO_CATCH = {STATEFUL}
