@@ -55,14 +55,14 @@ class ScenarioContext:
         return self._loop.run(awaitable)
 
     def store(self, *, max_messages: int = WINDOWLESS, profile: ModelProfile | None = None,
-              ttl: int = ROOMY_TTL_S, namespace: str | None = None) -> StoreAdapter:
+              ttl: int = ROOMY_TTL_S) -> StoreAdapter:
         """A new store instance. Arguments not about the scenario's subject are roomy: a window
         of a million messages, an unbounded token budget, a TTL of an hour."""
         profile = profile or self.profile.unbounded()
         client = self.backend.client(asynchronous=self.binding.is_async)
         self._clients.append(client)
         values = {
-            "redis": client, "redis_url": self.backend.url, "namespace": namespace or self.namespace,
+            "redis": client, "redis_url": self.backend.url, "namespace": self.namespace,
             "max_messages": max_messages, "max_tokens": profile.max_tokens,
             "count_tokens": self.run.settings.counters[profile.name], "ttl": ttl, "profile": profile,
         }
@@ -181,13 +181,19 @@ class SuiteRun:
         self.results[info.nodeid] = info
 
     def finish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Judge the run (unless it stopped before any scenario), write the summaries, set the exit status."""
         summary = self.summary
+        if not self.aborted:
+            self._judge(exitstatus)
         summary.duration_s = round(time.monotonic() - self.started, 3)
-        if self.aborted:
-            summary.report_files = {"junit": str(self.report_dir / "junit.xml")}
-            self.write_summaries()
-            session.exitstatus = summary.exit_code
-            return
+        summary.report_files = {"junit": str(self.report_dir / "junit.xml")}
+        if getattr(self.config.option, "htmlpath", None):
+            summary.report_files["html"] = str(Path(self.config.option.htmlpath).resolve())
+        self.write_summaries()
+        session.exitstatus = summary.exit_code
+
+    def _judge(self, exitstatus: int) -> None:
+        summary = self.summary
         summary.results = list(self.results.values())
         summary.conformance_level = conformance_level(
             self.capabilities,
@@ -206,11 +212,6 @@ class SuiteRun:
         else:
             summary.status, summary.exit_code = "usage error", EXIT_USAGE
             summary.message = f"pytest stopped with exit status {int(exitstatus)}"
-        summary.report_files = {"junit": str(self.report_dir / "junit.xml")}
-        if getattr(self.config.option, "htmlpath", None):
-            summary.report_files["html"] = str(Path(self.config.option.htmlpath).resolve())
-        self.write_summaries()
-        session.exitstatus = summary.exit_code
 
 
 def definition_line(factory: Any) -> int | None:

@@ -28,6 +28,10 @@ def expected_count_window(appended: Sequence[Message], window: int) -> list[Mess
     return list(appended[-window:]) if appended else []
 
 
+def messages(count: int) -> str:
+    return f"{count} message" + ("" if count == 1 else "s")
+
+
 def _number(message: Message, appended: Sequence[Message]) -> str:
     for index, candidate in enumerate(appended):
         if candidate == message:
@@ -50,9 +54,9 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
     if expected == actual:
         return None
     if len(actual) > 1 and actual == expected[::-1]:
-        return f"history is in reverse order ({len(actual)} messages, newest first)"
+        return f"history is in reverse order ({messages(len(actual))}, newest first)"
     if not actual:
-        return f"history is empty; expected {len(expected)} messages"
+        return f"history is empty; expected {messages(len(expected))}"
     if len(actual) == len(expected):
         for index, (want, got) in enumerate(zip(expected, actual)):
             if want == got:
@@ -71,13 +75,16 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
     if len(actual) < len(expected) and not extra:
         return (f"lost {_number(missing[0], appended)}"
                 + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
-                + f": history has {len(actual)} messages, expected {len(expected)}")
+                + f": history has {messages(len(actual))}, expected {len(expected)}")
     if len(actual) > len(expected) and not missing:
-        return (f"kept {len(actual)} messages, expected {len(expected)}: {_number(extra[0], appended)} "
+        if extra[0] not in appended:
+            return (f"history holds {messages(len(extra))} never appended to this session, "
+                    f"first {extra[0].describe()}")
+        return (f"kept {messages(len(actual))}, expected {len(expected)}: {_number(extra[0], appended)} "
                 "should have been trimmed")
     if extra:
         return f"history holds {_number(extra[0], appended)}, which should not be there"
-    return f"history differs: expected {len(expected)} messages, got {len(actual)}"
+    return f"history differs: expected {messages(len(expected))}, got {len(actual)}"
 
 
 def assert_history(expected: Sequence[Message], actual: Sequence[Message],
@@ -117,10 +124,10 @@ def token_window_problem(appended: Sequence[Message], history: Sequence[Message]
     if newest_oversize:
         if count > 1:
             return (f"the newest message alone costs {cost(appended[-1].content)} tokens, over the budget "
-                    f"of {budget}, yet {count - 1} older messages remain")
+                    f"of {budget}, yet {messages(count - 1)} older remain")
         return None
     if total > budget:
-        return f"history costs {total} tokens, over the budget of {budget} ({count} messages)"
+        return f"history costs {total} tokens, over the budget of {budget} ({messages(count)})"
     if count < len(appended):
         older = appended[len(appended) - count - 1]
         if total + cost(older.content) <= budget:
@@ -143,9 +150,9 @@ def side_by_side(expected: Sequence[Message] | None, actual: Sequence[Message]) 
     longest = max(len(expected_rows), len(actual_rows))
     lines = []
     if expected is not None:
-        lines.append(f"expected ({len(expected_rows)} messages) | actual ({len(actual_rows)} messages)")
+        lines.append(f"expected ({messages(len(expected_rows))}) | actual ({messages(len(actual_rows))})")
     else:
-        lines.append(f"actual ({len(actual_rows)} messages)")
+        lines.append(f"actual ({messages(len(actual_rows))})")
     if start:
         lines.append(f"  ... {start} earlier rows equal")
     for index in range(start, min(end, longest)):

@@ -96,7 +96,7 @@ def headline(summary: RunSummary) -> str:
 
 
 def _md_escape(text: str) -> str:
-    return html.escape(text).replace("|", "\\|").replace("\n", " ")
+    return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
 
 
 def render_markdown(summary: RunSummary) -> str:

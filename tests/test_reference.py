@@ -53,6 +53,8 @@ def test_diagnosis_wording():
     assert diagnose(appended, appended[1:], appended) == "lost message 1 of 4: history has 3 messages, expected 4"
     assert diagnose(appended[2:], appended[1:], appended) == ("kept 3 messages, expected 2: message 2 of 4 should "
                                                               "have been trimmed")
+    assert diagnose([], [Message("system", "hi")], appended) == ("history holds 1 message never appended to "
+                                                                 "this session, first system: 'hi'")
     altered = [*appended[:3], Message("assistant", "dX")]
     assert diagnose(appended, altered, appended) == ("message 4 of the history was altered: expected 1 "
                                                      "characters, got 2, the first 1 equal")
