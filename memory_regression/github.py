@@ -74,7 +74,7 @@ def annotations(summary: dict, workspace: Path) -> list[str]:
         except ValueError:
             relative = None
     line = summary.get("store_line")
-    if summary.get("status") in ("usage error", "redis error"):
+    if summary.get("exit_code") in (2, 3):  # the run stopped before judging any scenario
         return [annotation(summary.get("message") or summary["status"], f"memory regression: {summary['status']}",
                            relative, line)]
     failures = summary.get("failures", [])

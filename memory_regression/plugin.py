@@ -106,6 +106,7 @@ class SuiteRun:
         self.started = time.monotonic()
         self.results: dict[str, ScenarioResult] = {}
         self.aborted = False
+        self.collection_errors: list[str] = []
 
     # -- start -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -161,7 +162,11 @@ class SuiteRun:
                                          summary_json=str(self.report_dir / "summary.json"))
         write_summaries(self.summary, self.report_dir)
 
-    # -- results -----------------------------------------------------------------------------
+    # -- results (the run is registered as a plugin for this hook) ---------------------------
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collection_errors.append(f"{report.nodeid}: {report.longreprtext}")
+
     def note_keys_without_ttl(self, nodeid: str, keys: list[str]) -> None:
         room = MAX_KEYS_WITHOUT_TTL - len(self.summary.keys_without_ttl)
         self.summary.keys_without_ttl.extend(f"{k} ({nodeid})" for k in keys[:max(room, 0)])
@@ -199,7 +204,11 @@ class SuiteRun:
             self.capabilities,
             [(frozenset(Capability(c) for c in r.requires), r.outcome) for r in summary.results
              if r.outcome != "skipped"])
-        if exitstatus == pytest.ExitCode.INTERRUPTED:
+        if self.collection_errors:
+            summary.status, summary.exit_code = "suite error", EXIT_USAGE
+            summary.message = ("the suite's own files could not be loaded (a broken installation?):\n"
+                               + "\n".join(self.collection_errors)[-3000:])
+        elif exitstatus == pytest.ExitCode.INTERRUPTED:
             summary.status, summary.exit_code = "interrupted", EXIT_INTERRUPTED
             summary.message = "the run was interrupted; the results below are partial"
         elif exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
@@ -279,7 +288,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.htmlpath = str(directory / "report.html")
         config.option.self_contained_html = True
         config.pluginmanager.register(_HtmlTitle(), "memory-regression-html-title")
-    config.stash[RUN_KEY] = SuiteRun(config)
+    config.stash[RUN_KEY] = run = SuiteRun(config)
+    config.pluginmanager.register(run, "memory-regression-run")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -37,7 +37,7 @@ def test_annotations_stop_at_ten_and_point_at_the_store(tmp_path):
 
 
 def test_usage_errors_get_one_annotation(tmp_path):
-    lines = github.annotations({"status": "usage error", "message": "no store given"}, tmp_path)
+    lines = github.annotations({"status": "usage error", "exit_code": 2, "message": "no store given"}, tmp_path)
     assert lines == ["::error title=memory regression%3A usage error::no store given"]
 
 

@@ -1,6 +1,8 @@
 """The runner's contract: exit statuses, bad input, the Redis choices, and well-formed reports."""
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -289,5 +291,19 @@ def test_interrupt_stops_the_private_server(tmp_path):
     assert process.returncode == 130, output
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
-    import json
     assert json.loads((tmp_path / "summary.json").read_text())["status"] == "interrupted"
+
+
+def test_a_broken_suite_installation_is_reported(tmp_path):
+    """A scenario module that cannot be imported is a configuration error, not an interruption."""
+    shutil.copytree(ROOT / "suite", tmp_path / "suite")
+    with open(tmp_path / "suite" / "test_ttl.py", "a", encoding="utf-8") as handle:
+        handle.write("import a_module_nobody_installed\n")
+    script = ("import sys, pathlib; import memory_regression.cli as cli; "
+              f"cli.suite_directory = lambda: pathlib.Path({str(tmp_path / 'suite')!r}); "
+              f"sys.exit(cli.main(['--store', {GOOD!r}, '--report-dir', {str(tmp_path / 'reports')!r}]))")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    summary = json.loads((tmp_path / "reports" / "summary.json").read_text())
+    assert summary["status"] == "suite error"
+    assert "a_module_nobody_installed" in summary["message"]
