@@ -83,13 +83,26 @@ class TTLInMilliseconds(ListStore):
         pipe.expire(key, self.ttl * 1000)
 
 
-class ProcessLocalCache(ListStore):
-    """Serves loads from a cache in the instance: another worker's appends are invisible, and the
-    cache outlives the keys' TTL (the expiry scenario fails too)."""
+class _InstanceCache(ListStore):
+    """Serves loads from a cache kept in the instance: the part the two caching bugs below share."""
 
     def __init__(self, redis, namespace, max_messages, ttl):
         super().__init__(redis, namespace, max_messages, ttl)
         self.cache = {}
+
+    def get(self, session_id):
+        if session_id not in self.cache:
+            self.cache[session_id] = super().get(session_id)
+        return list(self.cache[session_id])
+
+    def clear(self, session_id):
+        self.cache.pop(session_id, None)
+        super().clear(session_id)
+
+
+class ProcessLocalCache(_InstanceCache):
+    """Writes each append into its own cache too: another worker's appends are invisible, and the
+    cache outlives the keys' TTL (the expiry scenario fails too)."""
 
     def append(self, session_id, role, content):
         super().append(session_id, role, content)
@@ -97,37 +110,15 @@ class ProcessLocalCache(ListStore):
         cached.append({"role": role, "content": content})
         del cached[:-self.max_messages]
 
-    def get(self, session_id):
-        if session_id not in self.cache:
-            self.cache[session_id] = super().get(session_id)
-        return list(self.cache[session_id])
 
-    def clear(self, session_id):
-        self.cache.pop(session_id, None)
-        super().clear(session_id)
-
-
-class PerInstanceReadCache(ListStore):
-    """Caches what it loaded and forgets an entry only on its own appends and clears: writes made
-    through another instance (another worker) stay invisible to it. Only a sequence that loads
-    through one instance, writes through the other and loads again shows it."""
-
-    def __init__(self, redis, namespace, max_messages, ttl):
-        super().__init__(redis, namespace, max_messages, ttl)
-        self.cache = {}
+class PerInstanceReadCache(_InstanceCache):
+    """Forgets a cached history only on its own appends and clears: writes made through another
+    instance (another worker) stay invisible to it. Only a sequence that loads through one
+    instance, writes through the other and loads again shows it."""
 
     def append(self, session_id, role, content):
         self.cache.pop(session_id, None)
         super().append(session_id, role, content)
-
-    def get(self, session_id):
-        if session_id not in self.cache:
-            self.cache[session_id] = super().get(session_id)
-        return list(self.cache[session_id])
-
-    def clear(self, session_id):
-        self.cache.pop(session_id, None)
-        super().clear(session_id)
 
 
 class ClearDeletesOtherSessions(ListStore):
