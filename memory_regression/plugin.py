@@ -443,13 +443,14 @@ def pytest_html_results_summary(prefix: list, summary: list, postfix: list, sess
     if data.backend_warning:
         parts.append(f"<p class='memory-warning'><b>Warning:</b> {html.escape(data.backend_warning)}</p>")
     parts.append("<ul>" + "".join(f"<li><b>{html.escape(k)}:</b> {html.escape(str(v))}</li>"
-                                  for k, v in items) + "</ul>")
+                                  for k, v in items if v) + "</ul>")
     columns, rows = data.matrix()
-    parts.append("<table class='memory-matrix'><tr><th>group</th><th>scenario</th>"
-                 + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>")
-    for group, scenario, cells in rows:
-        parts.append(f"<tr><td>{html.escape(group)}</td><td>{html.escape(scenario)}</td>"
-                     + "".join(f"<td class='{cells.get(c, 'none')}'>{cells.get(c, '')}</td>"
-                               for c in columns) + "</tr>")
-    parts.append("</table></div>")
-    prefix.extend(parts)
+    if rows:
+        parts.append("<table class='memory-matrix'><tr><th>group</th><th>scenario</th>"
+                     + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>")
+        for group, scenario, cells in rows:
+            parts.append(f"<tr><td>{html.escape(group)}</td><td>{html.escape(scenario)}</td>"
+                         + "".join(f"<td class='{cells.get(c, 'none')}'>{cells.get(c, '')}</td>"
+                                   for c in columns) + "</tr>")
+        parts.append("</table>")
+    prefix.extend([*parts, "</div>"])
