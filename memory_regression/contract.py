@@ -19,7 +19,7 @@ import importlib.util
 import inspect
 import sys
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -161,7 +161,6 @@ class StoreBinding:
     load_method: str
     clear_method: str | None
     is_async: bool
-    aliases_used: dict[str, str] = field(default_factory=dict)
 
     def accepts(self, canonical: str) -> bool:
         return canonical in self.parameters
@@ -175,10 +174,6 @@ class StoreBinding:
                 kwargs[own] = values[canonical]
             return kwargs
         return {own: values[canonical] for canonical, own in self.parameters.items()}
-
-
-def _signature_target(factory: Any) -> Callable[..., Any]:
-    return factory.__init__ if inspect.isclass(factory) else factory
 
 
 def inspect_parameters(spec: str, factory: Any) -> tuple[dict[str, str], bool]:

@@ -2,7 +2,6 @@
 scenarios meant for it, and no correct store fails."""
 
 import ast
-from pathlib import Path
 
 import pytest
 

@@ -7,10 +7,8 @@ Skips where no engine answers; fails instead when REQUIRE_DOCKER=1 (as in CI). T
 """
 
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from junitparser import JUnitXml

@@ -7,7 +7,6 @@ against the reference model) is a net under all of them: it must catch the bug m
 may catch any other (``MAY_ALSO_CATCH``).
 """
 
-import json
 import time
 
 from tests.stores.correct import ListStore, TokenStore
