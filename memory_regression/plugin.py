@@ -317,9 +317,6 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     run = active_run(metafunc.config)
     if run is None:
-        if "memory" in metafunc.fixturenames:
-            raise pytest.UsageError("these are memory-regression scenarios: give --store path/to/file.py:NAME "
-                                    "(or package.module:NAME)")
         return
     settings = run.settings
     if "window" in metafunc.fixturenames:
@@ -331,6 +328,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     run = active_run(config)
     if run is None:
+        if any("memory" in getattr(item, "fixturenames", ()) for item in items):
+            raise pytest.UsageError("these are memory-regression scenarios: give --store path/to/file.py:NAME "
+                                    "(or package.module:NAME)")
         return
     for item in items:
         requires = [str(Capability(c)) for m in item.iter_markers("requires") for c in m.args]

@@ -264,8 +264,9 @@ def test_summary_files_agree(run_suite):
     assert row["cells"] == {"N=5": "failed", "N=20": "failed"}
 
 
-def test_plain_pytest_runs_the_suite(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "pytest", "suite", "--store", GOOD, "--report-dir",
+@pytest.mark.parametrize("where", [["suite"], ["--pyargs", "memory_regression.suite"]])
+def test_plain_pytest_runs_the_suite(tmp_path, where):
+    done = subprocess.run([sys.executable, "-m", "pytest", *where, "--store", GOOD, "--report-dir",
                            str(tmp_path), "-q", *ONE_SCENARIO], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -307,3 +308,10 @@ def test_a_broken_suite_installation_is_reported(tmp_path):
     summary = json.loads((tmp_path / "reports" / "summary.json").read_text())
     assert summary["status"] == "suite error"
     assert "a_module_nobody_installed" in summary["message"]
+
+
+def test_plain_pytest_without_a_store_says_so():
+    done = subprocess.run([sys.executable, "-m", "pytest", "suite", "-q"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert "give --store" in done.stderr
