@@ -35,6 +35,11 @@ def test_every_scenario_has_a_broken_store_it_catches():
     assert caught - suite_scenarios() == set(), "CAUGHT_BY names scenarios the suite does not have"
 
 
+def test_every_scenario_but_a_few_has_a_store_only_it_catches():
+    sole = {names[0] for names in broken.CAUGHT_BY.values() if len(names) == 1}
+    assert suite_scenarios() - sole == set(broken.NO_SOLE_CATCH)
+
+
 @pytest.mark.parametrize("store", sorted(broken.CAUGHT_BY, key=lambda c: c.__name__),
                          ids=lambda c: c.__name__)
 def test_broken_store_is_caught(run_suite, store, corpus_run):
