@@ -108,13 +108,12 @@ def resolve_counter(profile: ModelProfile, override: str | None, workdir: Path) 
     wanted = override or profile.tokenizer
     overhead = profile.per_message_overhead
     for name in ([wanted] if override else [wanted, profile.fallback_tokenizer, "approx"]):
+        note = "" if name == wanted else f" ({wanted} not available offline)"
         if name in SIMPLE_COUNTERS:
             return TokenCounter(_with_overhead(SIMPLE_COUNTERS[name], overhead),
-                                f"{name} + {overhead}/message"
-                                + ("" if name == wanted else f" ({wanted} not available offline)"))
+                                f"{name} + {overhead}/message{note}")
         tokens = tiktoken_counter(name)
         if tokens is not None:
-            note = "" if name == wanted else f" ({wanted} not available offline)"
             return TokenCounter(_with_overhead(tokens, overhead),
                                 f"tiktoken {name} + {overhead}/message{note}")
     raise ContractError(

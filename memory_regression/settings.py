@@ -56,7 +56,6 @@ class RunSettings:
     counters: dict[str, TokenCounter]      # profile name -> its per-message cost
     redis_choice: str
     allow_flush: bool
-    report_dir: Path
     method_overrides: dict[str, str | None]
     scenario_timeout: float
     workdir: Path
@@ -108,7 +107,6 @@ def resolve_settings(config: Any) -> RunSettings:
         counters={p.name: resolve_counter(p, counter_override, workdir) for p in profiles},
         redis_choice=option_value(config, "--redis"),
         allow_flush=option_value(config, "--allow-flush"),
-        report_dir=report_dir(config),
         method_overrides={role: option_value(config, f"--{role}-method")
                           for role in ("append", "load", "clear")},
         scenario_timeout=timeout,
