@@ -1,5 +1,7 @@
 """Token window: a store built with max_tokens keeps the newest messages that fit the budget."""
 
+import functools
+
 import pytest
 
 from memory_regression.conversations import token_conversation
@@ -20,7 +22,7 @@ def test_token_window_keeps_maximal_suffix(memory, profile):
     If this fails: compare the store's counter with the suite's (see the profile line of the
     report), check ``>`` against ``>=`` when trimming, and what happens to an oversize message."""
     budget = profile.max_tokens
-    cost = memory.run.settings.counters[profile.name]
+    cost = functools.lru_cache(maxsize=None)(memory.run.settings.counters[profile.name])  # each text once
     conversation = token_conversation(budget, cost, profile.name)
     store = memory.store(profile=profile)
     appended = []
