@@ -6,7 +6,11 @@ See README.md, or ``python entrypoint.py --help``.
 
 import sys
 
-from memory_regression.cli import main
+from memory_regression.interrupts import INTERRUPTS
+
+INTERRUPTS.install()  # first, so that Ctrl-C at any moment ends with reports that say "interrupted"
+
+from memory_regression.cli import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,8 +1,10 @@
 """Benchmark: the default matrix against the example stores on a private redis-server.
 
-For each example store it runs the runner end to end in a subprocess RUNS times (median wall
-time, scenarios per second), then once in this process with redis-py's send and receive timed,
-to give the share of the run spent waiting on Redis.
+For each example store it runs the runner end to end in a subprocess RUNS times, with the default
+two worker processes, with one (``-n 1``) and with the scenarios in the runner itself (``-n 0``),
+interleaved so that machine noise falls on all three alike (median wall time, scenarios per
+second); then once in this process (``-n 0``) with redis-py's send and receive timed, to give the
+share of the run spent waiting on Redis.
 
     python bench/bench_default_run.py [--runs 5]
 """
@@ -27,18 +29,24 @@ STORES = {
 }
 
 
+WORKERS = {"2 workers (default)": [], "1 worker": ["-n", "1"], "in the runner": ["-n", "0"]}
+
+
 def end_to_end(args, runs):
-    walls, scenarios = [], 0
+    """Median wall time of each way of running, and the number of scenarios."""
+    walls: dict[str, list[float]] = {name: [] for name in WORKERS}
+    scenarios = 0
     with tempfile.TemporaryDirectory() as reports:
         for _ in range(runs):
-            started = time.perf_counter()
-            done = subprocess.run([sys.executable, str(ROOT / "entrypoint.py"), "--report-dir", reports, *args],
-                                  cwd=ROOT, capture_output=True, text=True, timeout=300)
-            walls.append(time.perf_counter() - started)
-            if done.returncode != 0:
-                raise SystemExit(f"run failed ({done.returncode}):\n{done.stdout[-3000:]}")
-            scenarios = json.loads((Path(reports) / "summary.json").read_text())["totals"]["total"]
-    return statistics.median(walls), scenarios
+            for name, extra in WORKERS.items():
+                started = time.perf_counter()
+                done = subprocess.run([sys.executable, str(ROOT / "entrypoint.py"), "--report-dir", reports,
+                                       *args, "--", *extra], cwd=ROOT, capture_output=True, text=True, timeout=300)
+                walls[name].append(time.perf_counter() - started)
+                if done.returncode != 0:
+                    raise SystemExit(f"run failed ({done.returncode}):\n{done.stdout[-3000:]}")
+                scenarios = json.loads((Path(reports) / "summary.json").read_text())["totals"]["total"]
+    return {name: statistics.median(values) for name, values in walls.items()}, scenarios
 
 
 def redis_share(args):
@@ -72,7 +80,7 @@ def redis_share(args):
         timed(redis.asyncio.connection.AbstractConnection, name, is_async=True)
     with tempfile.TemporaryDirectory() as reports:
         started = time.perf_counter()
-        code = cli.main(["--report-dir", reports, "-q", *args])
+        code = cli.main(["--report-dir", reports, "-q", *args, "--", "-n", "0"])
         wall = time.perf_counter() - started
     if code != 0:
         raise SystemExit(f"in-process run failed with {code}")
@@ -88,16 +96,19 @@ def main():
         waited, wall = redis_share(STORES[options.in_process])
         print(json.dumps({"waited": waited, "wall": wall}))
         return
-    print(f"{'store':<14}{'scenarios':>10}{'median wall s':>15}{'scenarios/s':>13}{'redis share':>13}")
+    print(f"{'store':<14}{'scenarios':>10}" + "".join(f"{name:>22}" for name in WORKERS)
+          + f"{'scenarios/s':>13}{'redis share':>13}")
     for name, args in STORES.items():
-        wall, scenarios = end_to_end(args, options.runs)
+        walls, scenarios = end_to_end(args, options.runs)
         child = subprocess.run([sys.executable, __file__, "--in-process", name], cwd=ROOT,
                                capture_output=True, text=True, timeout=300)
         timing = json.loads(child.stdout.strip().splitlines()[-1])
         share = timing["waited"] / timing["wall"]
-        print(f"{name:<14}{scenarios:>10}{wall:>15.2f}{scenarios / wall:>13.1f}{share:>12.0%}")
-    print(f"(median of {options.runs} end-to-end runs each; redis share from one in-process run: time in "
-          "redis-py send/receive/connect over the run's wall time)")
+        default = walls[next(iter(WORKERS))]
+        print(f"{name:<14}{scenarios:>10}" + "".join(f"{walls[w]:>21.2f}s" for w in WORKERS)
+              + f"{scenarios / default:>13.1f}{share:>12.0%}")
+    print(f"(median wall time of {options.runs} end-to-end runs each; scenarios/s of the default; redis share "
+          "from one run in this process: time in redis-py send/receive/connect over the run's wall time)")
 
 
 if __name__ == "__main__":

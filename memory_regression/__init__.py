@@ -1,9 +1,12 @@
 """A generic regression suite for LLM conversation memory kept in Redis.
 
-The pieces: :mod:`.contract` (how a store is found, built and called), :mod:`.capabilities`
-(what a store claims), :mod:`.reference` (what a correct store returns), :mod:`.profiles`
-(model profiles and token counters), :mod:`.backend` (the Redis server under test),
-:mod:`.plugin` (the pytest plugin), :mod:`.reports` (summaries) and :mod:`.cli` (the runner).
+The pieces, in the order a run meets them: :mod:`.settings` (the options, checked), :mod:`.run`
+(the run, which is the pytest plugin in the runner's process), :mod:`.backend` (the Redis server
+under test), :mod:`.supervisor` (the worker processes that run the store, and their deadlines),
+:mod:`.worker` (the plugin in those processes), :mod:`.contract` (how a store is found, built and
+called), :mod:`.capabilities` (what a store claims), :mod:`.reference` (what a correct store
+returns), :mod:`.profiles` (model profiles and token counters), :mod:`.results` (what a run found),
+:mod:`.reports` (the files), :mod:`.github` (the action's side) and :mod:`.cli` (the runner).
 The scenarios themselves live in ``suite/``.
 """
 

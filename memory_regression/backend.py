@@ -1,69 +1,150 @@
 """The Redis server under test: a private redis-server, an external URL, or fakeredis.
 
-``--redis auto`` (default) starts a private server from a binary on PATH and falls back to
-fakeredis only with a warning that every report repeats. ``server`` insists on a real server,
-``fakeredis`` chooses the emulation, and a ``redis://`` URL uses an external server, on a
-database index that must be empty at the start unless ``--allow-flush``.
+The runner owns the server (:class:`Backend`): ``--redis auto`` (default) starts a private server
+from a binary on PATH and falls back to fakeredis only with a warning that every report repeats;
+``server`` insists on a real server, ``fakeredis`` chooses the emulation, and a ``redis://`` URL
+uses an external server, on a database index that must be empty at the start unless
+``--allow-flush``. Each worker process reaches its own database through an :class:`Endpoint`,
+handed over as a plain mapping, and opens a :class:`Connection` on it.
+
+The private server dies with the runner, even when the runner is killed (a parent-death signal).
+Its default user, which stores connect as, may not run the commands that would destroy the suite's
+server (FLUSHALL, FLUSHDB, SHUTDOWN, CONFIG, DEBUG, ...): a store that tries gets Redis' NOPERM
+error, which the suite reports as a finding that names the command. The suite itself connects as
+a user of its own, with a random password that is never printed.
 """
 
 from __future__ import annotations
 
 import atexit
+import ctypes
 import os
+import secrets
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import urlsplit
 
 import redis
 
+from .redaction import redact_url, url_secrets
+
 SERVER_BINARIES = ("redis-server", "valkey-server")
 START_TIMEOUT_S = 10.0
+HEALTH_TIMEOUT_S = 2.0
+SUITE_USER = "memory-regression-suite"
+# what a store may not run on the private server: each would destroy the suite's server or data
+FORBIDDEN_COMMANDS = ("flushall", "flushdb", "shutdown", "debug", "config", "swapdb", "save", "bgsave",
+                      "bgrewriteaof", "replicaof", "slaveof", "failover", "acl", "module")
 
 
 class BackendError(Exception):
     """Redis could not be started or reached: exit status 3."""
 
 
-@dataclass
-class Backend:
+class UnusableDatabase(Exception):
+    """An external database the suite may not use as it is (it holds data, or the user may not flush
+    it): a usage error."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How one worker reaches its database: stores get ``store_url``, the suite uses ``admin_url``."""
+
     kind: str                 # "server" (private), "url" (external) or "fakeredis"
-    url: str
-    description: str          # names the server and its version
-    warning: str | None = None
-    _process: subprocess.Popen | None = None
-    _workdir: str | None = None
-    _fake_server: Any = None
-    _admin: Any = field(default=None, repr=False)
+    store_url: str
+    admin_url: str
+
+    def to_mapping(self) -> dict[str, str]:
+        return asdict(self)
+
+
+class Connection:
+    """A worker's clients on its database (or on its own in-process fakeredis server)."""
+
+    def __init__(self, endpoint: Endpoint):
+        self.endpoint = endpoint
+        self._fake_server = None
+        if endpoint.kind == "fakeredis":
+            import fakeredis
+            self._fake_server = fakeredis.FakeServer()
+        self._admin: Any = None
+
+    @property
+    def url(self) -> str:
+        return self.endpoint.store_url
 
     def client(self, asynchronous: bool = False) -> Any:
-        """A new client (decode_responses=True) on the server under test."""
+        """A new client (decode_responses=True) for a store."""
+        return self._client(self.endpoint.store_url, asynchronous)
+
+    def _client(self, url: str, asynchronous: bool = False) -> Any:
         if self._fake_server is not None:
             import fakeredis
             cls = fakeredis.FakeAsyncRedis if asynchronous else fakeredis.FakeRedis
             return cls(server=self._fake_server, decode_responses=True)
         cls = redis.asyncio.Redis if asynchronous else redis.Redis
-        return cls.from_url(self.url, decode_responses=True)
+        return cls.from_url(url, decode_responses=True)
 
     @property
     def admin(self) -> Any:
-        """The suite's own client for inspecting keys and TTLs."""
+        """The suite's own client, for flushing and inspecting keys and TTLs."""
         if self._admin is None:
-            self._admin = self.client()
+            self._admin = self._client(self.endpoint.admin_url)
         return self._admin
 
     def flush(self) -> None:
+        __tracebackhide__ = True
         self.admin.flushdb()
 
-    def stop(self) -> None:
+    def close(self) -> None:
         if self._admin is not None:
             self._admin.close()
             self._admin = None
+
+
+@dataclass
+class Backend:
+    """The server under test, as the runner holds it."""
+
+    kind: str
+    url: str                  # the server's URL as stores see it (database 0, or the one given)
+    description: str          # names the server and its version; never credentials
+    warning: str | None = None
+    admin_url: str = ""
+    max_workers: int = 1      # how many workers can each have a database of their own
+    secrets: tuple[str, ...] = ()
+    _process: subprocess.Popen | None = None
+    _workdir: str | None = None
+
+    def endpoint(self, slot: int) -> Endpoint:
+        """The database of worker ``slot`` (0 .. max_workers - 1)."""
+        if self.kind != "server":
+            return Endpoint(self.kind, self.url, self.admin_url or self.url)
+        return Endpoint(self.kind, _with_db(self.url, slot), _with_db(self.admin_url, slot))
+
+    def problem(self) -> str | None:
+        """Why the server cannot be used right now, or None when it answers."""
+        if self.kind == "fakeredis":
+            return None
+        if self._process is not None and self._process.poll() is not None:
+            code = self._process.returncode
+            how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
+            return f"the private redis-server (pid {self._process.pid}) {how}"
+        try:
+            with redis.Redis.from_url(self.admin_url or self.url, socket_timeout=HEALTH_TIMEOUT_S,
+                                      socket_connect_timeout=HEALTH_TIMEOUT_S) as client:
+                client.ping()
+        except (redis.RedisError, OSError) as exc:
+            return f"the server does not answer: {exc}"
+        return None
+
+    def stop(self) -> None:
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
             process.terminate()
@@ -75,6 +156,11 @@ class Backend:
         if self._workdir:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
+
+
+def _with_db(url: str, db: int) -> str:
+    parts = urlsplit(url)
+    return parts._replace(path=f"/{db}").geturl()
 
 
 def _free_port() -> int:
@@ -98,29 +184,73 @@ def find_server_binary() -> str | None:
     return None
 
 
+def _parent_death_signal() -> Any:
+    """A function for ``preexec_fn`` that makes the child die with this process (Linux), or None."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    return lambda: prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+
+
+def die_with_parent() -> None:
+    """Make this process die when the process that started it does (Linux; a no-op elsewhere)."""
+    arm = _parent_death_signal()
+    if arm is not None:
+        parent = os.getppid()
+        arm()
+        if os.getppid() != parent:   # the parent died before the signal was armed
+            os._exit(1)
+
+
+def _restrict_default_user(client: redis.Redis, password: str) -> str | None:
+    """Give the suite a user of its own and forbid the default user (the stores') the commands that
+    destroy a server. Returns the suite's URL user-info, or None when the server has no ACL."""
+    try:
+        client.execute_command("ACL", "SETUSER", SUITE_USER, "on", f">{password}", "~*", "+@all")
+    except redis.ResponseError:
+        return None   # a server without ACL (before Redis 6): the suite and the stores share a user
+    try:
+        client.execute_command("ACL", "SETUSER", SUITE_USER, "allchannels")
+    except redis.ResponseError:
+        pass   # Redis 6.0 allows every channel and does not know the word
+    for command in FORBIDDEN_COMMANDS:
+        try:
+            client.execute_command("ACL", "SETUSER", "default", f"-{command}")
+        except redis.ResponseError:
+            pass   # a command this server version does not have
+    return f"{SUITE_USER}:{password}"
+
+
 def start_private_server(binary: str) -> Backend:
     """Start ``binary`` on a free loopback port with no persistence; wait for PONG."""
     workdir = tempfile.mkdtemp(prefix="memory-regression-redis-")
-    last_error = None
+    last_error: Any = None
     for _attempt in range(3):  # a port taken between choosing and binding: choose again
         port = _free_port()
         process = subprocess.Popen(
             [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--dir", workdir, "--daemonize", "no", "--protected-mode", "yes"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True)  # Ctrl-C reaches us, and we stop it by PID
-        backend = Backend("server", f"redis://127.0.0.1:{port}/0", "", _process=process,
-                          _workdir=workdir)
+            start_new_session=True,  # Ctrl-C reaches only the runner, which stops it by PID
+            preexec_fn=_parent_death_signal())
+        url = f"redis://127.0.0.1:{port}/0"
+        backend = Backend("server", url, "", _process=process, _workdir=workdir, max_workers=16)
         atexit.register(backend.stop)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline and process.poll() is None:
             try:
-                backend.description = (f"{_server_version(backend.admin)} "
-                                       f"(private server {binary}, port {port}, pid {process.pid})")
+                with redis.Redis.from_url(url, decode_responses=True) as client:
+                    version = _server_version(client)
+                    password = secrets.token_hex(16)
+                    userinfo = _restrict_default_user(client, password)
+                backend.admin_url = url.replace("://", f"://{userinfo}@") if userinfo else url
+                backend.secrets = (password,)
+                backend.description = f"{version} (private server {binary}, port {port}, pid {process.pid})"
                 return backend
             except redis.ConnectionError as exc:
                 last_error = exc
-                backend._admin = None
                 time.sleep(0.01)
         output = process.stdout.read().decode(errors="replace") if process.poll() is not None else ""
         backend._workdir = None
@@ -134,32 +264,42 @@ def fake_backend(warning: str | None) -> Backend:
     import fakeredis
     return Backend("fakeredis", "redis://fakeredis.invalid/0",
                    f"fakeredis {fakeredis.__version__} (in-process emulation, not a real server)",
-                   warning=warning, _fake_server=fakeredis.FakeServer())
+                   warning=warning, max_workers=16)
 
 
 def connect_url(url: str, allow_flush: bool) -> Backend:
-    parsed = urlparse(url)
-    if parsed.scheme not in ("redis", "rediss", "unix"):
-        raise BackendError(f"--redis {url!r}: expected auto, server, fakeredis or a redis:// URL")
-    backend = Backend("url", url, "")
+    shown = redact_url(url)
     try:
-        client = backend.admin
-        client.ping()
-        backend.description = f"{_server_version(client)} (external server {parsed.hostname}:{parsed.port})"
-        keys = client.dbsize()
+        parsed = urlsplit(url)
+        host, port = parsed.hostname, parsed.port
+    except ValueError as exc:
+        raise BackendError(f"--redis {shown!r} is not a valid URL: {exc}") from None
+    if parsed.scheme not in ("redis", "rediss", "unix"):
+        raise BackendError(f"--redis {shown!r}: expected auto, server, fakeredis or a redis:// URL")
+    backend = Backend("url", url, "", secrets=tuple(url_secrets(url)))
+    try:
+        with redis.Redis.from_url(url, decode_responses=True, socket_timeout=HEALTH_TIMEOUT_S,
+                                  socket_connect_timeout=HEALTH_TIMEOUT_S) as client:
+            client.ping()
+            backend.description = f"{_server_version(client)} (external server {host}:{port})"
+            keys = client.dbsize()
+            db = client.connection_pool.connection_kwargs.get("db", 0)
     except (redis.RedisError, OSError, ValueError) as exc:
-        raise BackendError(f"--redis {url!r}: cannot reach the server: {exc}") from None
+        raise BackendError(f"--redis {shown!r}: cannot reach the server: {exc}") from None
     if keys and not allow_flush:
-        backend.stop()
-        raise EmptyDatabaseRequired(
-            f"--redis {url!r}: database {client.connection_pool.connection_kwargs.get('db', 0)} holds "
-            f"{keys} keys, and the suite flushes its database between scenarios. Point it at an empty "
-            "database index (e.g. redis://host:6379/15) or pass --allow-flush.")
+        raise UnusableDatabase(
+            f"--redis {shown!r}: database {db} holds {keys} keys, and the suite flushes its database "
+            "between scenarios. Point it at an empty database index (e.g. redis://host:6379/15) or pass "
+            "--allow-flush.")
+    try:
+        with redis.Redis.from_url(url, socket_timeout=HEALTH_TIMEOUT_S) as client:
+            client.flushdb()
+    except redis.exceptions.NoPermissionError:
+        raise UnusableDatabase(f"--redis {shown!r}: its user may not run FLUSHDB, which the suite runs "
+                               "between scenarios: give a user that may") from None
+    except (redis.RedisError, OSError) as exc:
+        raise BackendError(f"--redis {shown!r}: cannot reach the server: {exc}") from None
     return backend
-
-
-class EmptyDatabaseRequired(Exception):
-    """An external database holds data and --allow-flush was not given: a usage error."""
 
 
 def open_backend(choice: str, allow_flush: bool) -> Backend:
@@ -177,11 +317,3 @@ def open_backend(choice: str, allow_flush: bool) -> Backend:
                             "in-process emulation that lacks eviction, cluster and some expiry "
                             "behaviour. Install redis-server for a real check.")
     return connect_url(choice, allow_flush)
-
-
-def install_signal_handlers() -> None:
-    """Turn SIGINT and SIGTERM into KeyboardInterrupt, so a stopped run still stops its server and
-    writes its reports (SIGINT included where a shell started us with it ignored)."""
-    if os.name == "posix":
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, signal.default_int_handler)

@@ -1,38 +1,86 @@
-"""Capabilities: what a store claims to do, derived from its factory and methods.
+"""Capabilities: what a store claims to do, in one registry.
 
-A scenario declares the capabilities it needs with ``@pytest.mark.requires(...)``.
-When the store lacks one, the scenario is reported as skipped with that reason.
-The conformance level names every capability whose scenarios all passed.
+Each entry of :data:`REGISTRY` holds a capability's name, the other spellings a scenario may use
+for it, how it is detected on a store, and the skip reason a store without it gets (what to add
+to claim it). A scenario declares what it needs with ``@pytest.mark.requires("ttl")``; a marker
+naming a capability that is not here stops the run as a suite error at collection. The scenarios
+that need a capability are the ones carrying its marker (core: those with none); summary.json lists
+them per capability (``capability_scenarios``). The conformance level names every capability whose
+scenarios all passed.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
+from typing import Callable, Iterable
 
-from .contract import StoreBinding
+from .contract import CLEAR_METHODS, STORE_PARAMETERS, StoreBinding
 
 
 class Capability(str, Enum):
     """Each value is also the word used in the conformance level (``core+count-window+ttl``)."""
 
-    CORE = "core"                  # append, load; always present
-    COUNT_WINDOW = "count-window"  # the factory takes max_messages: keeps the last N messages
-    TOKEN_WINDOW = "token-window"  # the factory takes max_tokens: keeps the newest messages within budget
-    TTL = "ttl"                    # the factory takes ttl: every key expires, appends refresh it
-    NAMESPACE = "namespace"        # the factory takes namespace: every key lives under that prefix
-    CLEAR = "clear"                # a clear method exists: it empties one session and no other
-    ASYNC = "async"                # the methods are coroutines, run on an event loop
+    CORE = "core"
+    COUNT_WINDOW = "count-window"
+    TOKEN_WINDOW = "token-window"
+    TTL = "ttl"
+    NAMESPACE = "namespace"
+    CLEAR = "clear"
+    ASYNC = "async"
 
     def __str__(self) -> str:
         return self.value
 
 
-_FROM_PARAMETER = {
-    "max_messages": Capability.COUNT_WINDOW,
-    "max_tokens": Capability.TOKEN_WINDOW,
-    "ttl": Capability.TTL,
-    "namespace": Capability.NAMESPACE,
-}
+class UnknownCapability(ValueError):
+    """A scenario's marker names a capability the registry does not have: a suite error."""
+
+
+@dataclass(frozen=True)
+class CapabilitySpec:
+    capability: Capability
+    meaning: str                                  # what a store with it does
+    detect: Callable[[StoreBinding], bool]
+    missing: str                                  # why a store lacks it: the skip reason, saying what to add
+    aliases: tuple[str, ...] = ()                 # other spellings accepted in @pytest.mark.requires
+
+
+def _takes(canonical: str) -> tuple[Callable[[StoreBinding], bool], str]:
+    """Detection and skip reason of a capability claimed by taking a contract parameter."""
+    aliases = STORE_PARAMETERS[canonical][0]
+    also = f" (or {', '.join(aliases)})" if aliases else ""
+    return (lambda binding: binding.accepts(canonical)), f"its factory takes no {canonical}{also}"
+
+
+REGISTRY: dict[Capability, CapabilitySpec] = {spec.capability: spec for spec in (
+    CapabilitySpec(Capability.CORE, "append and load keep every message, in order, per session",
+                   lambda binding: True, ""),
+    CapabilitySpec(Capability.COUNT_WINDOW, "keeps the last N messages of a session",
+                   *_takes("max_messages"), aliases=("count_window",)),
+    CapabilitySpec(Capability.TOKEN_WINDOW, "keeps the newest messages that fit a token budget",
+                   *_takes("max_tokens"), aliases=("token_window",)),
+    CapabilitySpec(Capability.TTL, "every key expires, and appends refresh it", *_takes("ttl")),
+    CapabilitySpec(Capability.NAMESPACE, "every key lives under the prefix it is given",
+                   *_takes("namespace")),
+    CapabilitySpec(Capability.CLEAR, "clear empties one session and no other",
+                   lambda binding: binding.clear_method is not None,
+                   f"it has no {', '.join(CLEAR_METHODS[:-1])} or {CLEAR_METHODS[-1]} method"),
+    CapabilitySpec(Capability.ASYNC, "its methods are coroutines, run on an event loop",
+                   lambda binding: binding.is_async, "its methods are not coroutines"),
+)}
+
+_BY_NAME = {name: spec.capability for spec in REGISTRY.values()
+            for name in (spec.capability.value, *spec.aliases)}
+
+
+def lookup(name: str) -> Capability:
+    """The capability a marker argument names; :class:`UnknownCapability` if none."""
+    try:
+        return _BY_NAME[str(name)]
+    except KeyError:
+        raise UnknownCapability(
+            f"@pytest.mark.requires({name!r}) names no capability; known: {', '.join(_BY_NAME)}") from None
 
 
 def detect(binding: StoreBinding) -> frozenset[Capability]:
@@ -40,44 +88,31 @@ def detect(binding: StoreBinding) -> frozenset[Capability]:
 
     A factory that only takes ``**kwargs`` receives every value but claims nothing beyond core.
     """
-    found = {Capability.CORE}
-    found.update(cap for name, cap in _FROM_PARAMETER.items() if binding.accepts(name))
-    if binding.clear_method:
-        found.add(Capability.CLEAR)
-    if binding.is_async:
-        found.add(Capability.ASYNC)
-    return frozenset(found)
+    return frozenset(cap for cap, spec in REGISTRY.items() if spec.detect(binding))
 
 
-def conformance_level(capabilities: frozenset[Capability],
-                      outcomes: list[tuple[frozenset[Capability], str]]) -> str:
+def skip_reason(missing: Iterable[Capability]) -> str:
+    return "; ".join(f"store lacks {cap}: {REGISTRY[cap].missing}" for cap in missing)
+
+
+def conformance_level(capabilities: Iterable[Capability],
+                      outcomes: list[tuple[frozenset[Capability], bool]]) -> str:
     """Join the capabilities that the store has and whose scenarios all passed.
 
-    ``outcomes`` holds, per scenario that ran, the capabilities it required and its outcome.
-    A failed core scenario makes the level ``none``; a capability none of whose scenarios ran
-    (deselected with -k) is not claimed. Async is proven by the other scenarios running on the
-    event loop.
+    ``outcomes`` holds, per scenario that ran (was not skipped), the capabilities it required and
+    whether it passed. A failed core scenario makes the level ``none``; a capability none of whose
+    scenarios ran (deselected with -k) is not claimed. Async is proven by the other scenarios
+    running on the event loop.
     """
+    capabilities = frozenset(capabilities)
+
     def verdict(cap: Capability) -> bool | None:
-        relevant = [o for req, o in outcomes if cap in req or (cap is Capability.CORE and not req)]
-        return all(o == "passed" for o in relevant) if relevant else None
+        relevant = [passed for req, passed in outcomes if cap in req or (cap is Capability.CORE and not req)]
+        return all(relevant) if relevant else None
 
     if verdict(Capability.CORE) is False:
         return "none"
-    level = [cap for cap in Capability
-             if cap is not Capability.ASYNC and cap in capabilities and verdict(cap)]
+    level = [cap for cap in Capability if cap is not Capability.ASYNC and cap in capabilities and verdict(cap)]
     if level and Capability.ASYNC in capabilities:
         level.append(Capability.ASYNC)
     return "+".join(c.value for c in level) or "none"
-
-
-# why a scenario is skipped when the store lacks a capability: what to add to claim it
-MISSING_REASON = {
-    Capability.COUNT_WINDOW: "its factory takes no max_messages (or max_history, window, window_size)",
-    Capability.TOKEN_WINDOW: "its factory takes no max_tokens (or token_limit, max_token_limit)",
-    Capability.TTL: "its factory takes no ttl (or ttl_seconds, expire)",
-    Capability.NAMESPACE: "its factory takes no namespace (or prefix, key_prefix)",
-    Capability.CLEAR: "it has no clear, delete, clear_session or reset method",
-    Capability.ASYNC: "its methods are not coroutines",
-    Capability.CORE: "",
-}

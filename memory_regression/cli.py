@@ -1,50 +1,34 @@
 """The runner: ``memory-regression --store SPEC [options] [-k EXPR] [-- pytest args]``.
 
-It takes its flags from the command line and, inside a GitHub Action, from ``INPUT_*``
-variables (the command line wins); installs the user's requirements; runs the suite with pytest
-in this process; hands the report files to the owner of the working directory; publishes
-outputs, the job summary and annotations on GitHub; and exits with the status the plugin wrote
-into summary.json: 0 all passed, 1 some failed, 2 usage or configuration error, 3 Redis could
-not be started or reached, 130 interrupted.
+It takes its flags from the command line and, inside a GitHub Action, from ``INPUT_*`` variables
+(the command line wins); builds the settings; installs the user's requirements; hands a
+:class:`~.run.SuiteRun` to pytest, which runs the scenarios in supervised worker processes; gives
+the files it wrote to the owner of the working directory; publishes outputs, the job summary and
+annotations on GitHub; and exits with the run's status: 0 all passed, 1 some failed, 2 usage or
+configuration error, 3 Redis could not be started or went away, 130 interrupted.
+
+Only the standard library is imported before the signal handlers are installed, so an interrupt
+at any moment ends with exit status 130 and reports that say so.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
 import os
 import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
-import pytest
+from .interrupts import INTERRUPTS
 
-from . import github
-from .reports import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, RunSummary, write_error_junit, write_summaries
-from .settings import OPTIONS, Option
-
-RUNNER_OPTIONS: tuple[Option, ...] = (
-    Option("--requirements", None, "your store's dependencies, installed before the run: a requirements "
-           "file, or pip arguments", "FILE|ARGS"),
-    Option("--working-directory", None, "run from this directory (store paths and --report-dir are "
-           "relative to it)", "DIR"),
-    Option("--fail-on-failure", "true", "false: exit 0 when scenarios fail (usage and Redis errors "
-           "still exit 2 and 3)", "true|false"),
-)
 PIP_OUTPUT_SHOWN = 3000
+PYTEST_PLUGINS = ("xdist", "metadata", "html")   # pytest-xdist, and pytest-html with what it needs
 
 
-def suite_directory() -> Path:
-    try:
-        from . import suite  # installed: the suite ships as memory_regression.suite
-        return Path(suite.__file__).parent
-    except ImportError:  # a checkout: suite/ beside the package
-        return Path(__file__).resolve().parent.parent / "suite"
-
-
-def _parser() -> argparse.ArgumentParser:
+def _parser(options: Any) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memory-regression", add_help=False,
         description="Run the memory-regression suite against your store and a real Redis server.",
@@ -53,26 +37,14 @@ def _parser() -> argparse.ArgumentParser:
                "not given. Exit status: 0 passed, 1 failed, 2 usage error, 3 Redis unavailable, "
                "130 interrupted.")
     parser.add_argument("-h", "--help", action="store_true", help="show this help and exit")
-    for option in OPTIONS + RUNNER_OPTIONS:
+    for option in options:
         if option.is_switch:
-            parser.add_argument(option.flag, dest=option.dest, action="store_true", help=option.help)
+            parser.add_argument(option.flag, dest=option.key, action="store_true", help=option.help)
         else:
-            parser.add_argument(option.flag, dest=option.dest, default=option.default, metavar=option.metavar,
+            parser.add_argument(option.flag, dest=option.key, default=option.default, metavar=option.metavar,
                                 help=f"{option.help} (default: {option.default})"
                                 if option.default is not None else option.help)
     return parser
-
-
-def _pytest_args(parsed: argparse.Namespace, rest: list[str]) -> list[str]:
-    """The plugin's options as parsed, then everything the runner does not know."""
-    args: list[str] = []
-    for option in OPTIONS:
-        value = getattr(parsed, option.dest)
-        if option.is_switch:
-            args += [option.flag] if value else []
-        else:
-            args += [option.flag, "" if value is None else str(value)]  # an empty --store is reported
-    return args + rest
 
 
 def install_requirements(spec: str) -> str | None:
@@ -88,78 +60,151 @@ def install_requirements(spec: str) -> str | None:
             f"{done.returncode}); fix the requirements input or file. pip said:\n{output[-PIP_OUTPUT_SHOWN:]}")
 
 
-def hand_over(report_dir: Path, workdir: Path) -> None:
-    """Give the reports to the owner of the working directory when we run as root (a container),
-    so the user, or a later workflow step, can read and delete them."""
-    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not report_dir.exists():
+def hand_over(paths: list[Path], workdir: Path) -> None:
+    """Give what the run wrote to the owner of the working directory when we run as root (a
+    container), so the user, or a later workflow step, can read and delete it. Only the files and
+    directories the run wrote are touched, and a symlink is never followed."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return
     owner = workdir.stat()
     if owner.st_uid == 0:
         return
-    paths = [report_dir, *report_dir.rglob("*")]
-    parent = report_dir.parent
-    while parent != workdir and workdir in parent.parents and parent.stat().st_uid == 0:
-        paths.append(parent)
-        parent = parent.parent
     for path in paths:
-        os.chown(path, owner.st_uid, owner.st_gid, follow_symlinks=False)
+        try:
+            if not path.is_symlink():
+                os.chown(path, owner.st_uid, owner.st_gid, follow_symlinks=False)
+        except OSError:
+            pass
 
 
-def _stop_early(report_dir: Path, store: str | None, message: str) -> int:
-    """A usage error found by the runner itself: write the reports the plugin would have written."""
-    print(f"memory-regression: usage error: {message}", file=sys.stderr, flush=True)
-    summary = RunSummary(status="usage error", exit_code=EXIT_USAGE, store=store, message=message)
-    write_summaries(summary, report_dir)
-    write_error_junit(summary, report_dir)
-    return EXIT_USAGE
+class Runner:
+    """One invocation of the runner, from arguments to exit status."""
+
+    def __init__(self, argv: list[str], environ: Mapping[str, str]):
+        self.argv = argv
+        self.environ = environ
+        self.run: Any = None               # the SuiteRun, once pytest is started
+        self.stopped: tuple[Any, str] | None = None   # (status, message) of a run stopped before pytest
+        self.paths: Any = None
+        self.created: list[Path] = []      # directories the run made for its reports
+        self.workdir = Path.cwd()
+        self.store: str | None = None
+        self.fail_on_failure = True
+        self.redactor: Any = None
+        self.summary: Any = None           # the RunSummary, once finished
+
+    def start(self, stack: contextlib.ExitStack) -> int | None:
+        """Everything up to the end of the pytest session; an exit status only for --help."""
+        from . import github, reports
+        from .contract import UsageError
+        from .redaction import Redactor, url_secrets
+        from .results import Status
+        from .settings import OPTIONS, Settings
+
+        args = self.argv
+        before, after = (args[:args.index("--")], args[args.index("--") + 1:]) if "--" in args else (args, [])
+        if github.is_github_actions(self.environ):
+            from_inputs, pytest_from_inputs = github.inputs_as_args(
+                self.environ, [(o.flag, o.is_switch) for o in OPTIONS], before)
+            before, after = before + from_inputs, after + pytest_from_inputs
+        parser = _parser(OPTIONS)
+        parsed, rest = parser.parse_known_args(before)
+        if parsed.help:
+            parser.print_help()
+            return 0
+        values = vars(parsed)
+        self.paths = reports.ReportPaths(self.workdir / values["report_dir"])
+        INTERRUPTS.arm()
+        self.store = values["store"]
+        self.redactor = Redactor(url_secrets(str(values["redis"])))
+        if github.is_github_actions(self.environ):
+            for secret in self.redactor.secrets:
+                print(github.mask(secret), flush=True)
+            stack.enter_context(github.commands_stopped())
+        if values["working_directory"]:
+            try:
+                os.chdir(values["working_directory"])
+            except OSError as exc:
+                self.stopped = (Status.USAGE_ERROR,
+                                f"--working-directory {values['working_directory']!r}: {exc.strerror}")
+                return None
+        self.workdir = Path.cwd()
+        self.paths = reports.ReportPaths(self.workdir / values["report_dir"])
+        try:
+            self.created = reports.prepare_report_dir(self.paths, values["report_dir"])
+            settings = Settings.from_mapping(values, self.workdir)
+            fail_on_failure = str(values["fail_on_failure"]).strip().lower()
+            if fail_on_failure not in ("true", "false"):
+                raise UsageError(f"--fail-on-failure {values['fail_on_failure']!r}: use true or false")
+            self.fail_on_failure = fail_on_failure == "true"
+        except UsageError as exc:
+            self.stopped = (Status.USAGE_ERROR, str(exc))
+            return None
+        if values["requirements"] and (problem := install_requirements(values["requirements"])):
+            self.stopped = (Status.USAGE_ERROR, problem)
+            return None
+
+        import pytest
+
+        from .plugin import suite_directory
+        from .run import SuiteRun
+
+        self.run = SuiteRun(settings)
+        suite = suite_directory()
+        # only the plugins the suite uses, in the runner and its workers: other pytest plugins the
+        # environment has (and their start-up time) stay out of the scenarios
+        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        plugins = [arg for name in PYTEST_PLUGINS for arg in ("-p", name)]
+        pytest.main([str(suite), "-c", str(suite / "pytest.ini"), "--rootdir", str(suite), *plugins, "-v",
+                     "--tb=short", *rest, *after], plugins=[self.run])
+        if not self.run.configured:   # pytest refused the arguments before the run began
+            self.run.stop(Status.USAGE_ERROR, f"pytest rejected the arguments {shlex.join(rest + after)!r}; "
+                                              "see its message above")
+        return None
+
+    def finish(self) -> int:
+        """Write what is left to write, hand the files over, publish on GitHub, and say the status."""
+        from . import reports
+        from .redaction import Redactor
+        from .results import ExitCode, RunSummary, Status
+
+        INTERRUPTS.hold()
+        if self.run is not None:
+            self.run.conclude()
+            summary = self.run.summary
+        else:
+            status, message = self.stopped or (Status.INTERRUPTED, "")
+            if status is Status.INTERRUPTED or INTERRUPTS.received:
+                by = f" by {INTERRUPTS.received}" if INTERRUPTS.received else ""
+                status, message = Status.INTERRUPTED, f"the run was interrupted{by} before any scenario ran"
+            summary = RunSummary(status, self.redactor.text(message) if self.redactor else message,
+                                 store=self.store)
+            print(f"memory-regression: {summary.status}: {summary.message}", file=sys.stderr, flush=True)
+            if self.paths is not None:
+                with contextlib.suppress(OSError):   # a report directory that cannot be written
+                    reports.write_all(summary, self.paths, self.redactor or Redactor())
+        if self.paths is not None:
+            written = [Path(p) for p in reports.written_reports(self.paths).values()]
+            hand_over([*self.created, *written], self.workdir)
+        self.summary = summary
+        if summary.exit_code == ExitCode.FAILED and not self.fail_on_failure:
+            return int(ExitCode.PASSED)
+        return int(summary.exit_code)
 
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
-    environ = os.environ if environ is None else environ
-    args = list(sys.argv[1:] if argv is None else argv)
-    before, after = (args[:args.index("--")], args[args.index("--") + 1:]) if "--" in args else (args, [])
-    on_github = github.is_github_actions(environ)
-    if on_github:
-        flags = [(o.flag, o.is_switch) for o in OPTIONS + RUNNER_OPTIONS]
-        from_inputs, pytest_from_inputs = github.inputs_as_args(environ, flags, before)
-        before, after = before + from_inputs, after + pytest_from_inputs
-    parsed, rest = _parser().parse_known_args(before)
-    if parsed.help:
-        _parser().print_help()
-        return 0
-
-    if parsed.memory_working_directory:
+    INTERRUPTS.install()
+    runner = Runner(list(sys.argv[1:] if argv is None else argv), os.environ if environ is None else environ)
+    with contextlib.ExitStack() as stack:
         try:
-            os.chdir(parsed.memory_working_directory)
-        except OSError as exc:
-            return _stop_early(Path.cwd() / parsed.memory_report_dir, parsed.memory_store,
-                               f"--working-directory {parsed.memory_working_directory!r}: {exc.strerror}")
-    workdir = Path.cwd()
-    report_dir = workdir / parsed.memory_report_dir
-    summary_json = report_dir / "summary.json"
-    summary_json.unlink(missing_ok=True)
-
-    fail_on_failure = str(parsed.memory_fail_on_failure).strip().lower()
-    if fail_on_failure not in ("true", "false"):
-        code = _stop_early(report_dir, parsed.memory_store,
-                           f"--fail-on-failure {parsed.memory_fail_on_failure!r}: use true or false")
-    elif parsed.memory_requirements and (problem := install_requirements(parsed.memory_requirements)):
-        code = _stop_early(report_dir, parsed.memory_store, problem)
-    else:
-        suite = suite_directory()
-        pytest_status = pytest.main([str(suite), "-c", str(suite / "pytest.ini"), "--rootdir", str(suite),
-                                     "-v", "--tb=short", *_pytest_args(parsed, rest), *after])
-        if summary_json.is_file():
-            code = int(json.loads(summary_json.read_text(encoding="utf-8"))["exit_code"])
-        else:  # pytest stopped before the plugin started (an argument pytest does not know, say)
-            code = _stop_early(report_dir, parsed.memory_store,
-                               f"pytest rejected the arguments (its exit status {int(pytest_status)}); "
-                               "see its message above")
-
-    hand_over(report_dir, workdir)
-    if on_github:
-        github.publish(json.loads(summary_json.read_text(encoding="utf-8")), report_dir / "summary.md",
-                       environ, github.workspace_dir(environ))
-    if code == EXIT_FAILED and fail_on_failure == "false":
-        return EXIT_PASSED
+            code = runner.start(stack)
+            if code is not None:
+                return code
+        except KeyboardInterrupt:
+            pass
+        code = runner.finish()
+    from . import github
+    if github.is_github_actions(runner.environ) and runner.paths is not None:
+        github.publish(runner.summary, runner.paths, runner.environ, github.workspace_dir(runner.environ))
+    INTERRUPTS.ignore()
     return code

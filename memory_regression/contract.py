@@ -49,8 +49,8 @@ _TYPE_TO_ROLE = {"human": "user", "ai": "assistant", "system": "system", "tool":
                  "function": "function", "chat": "user"}
 
 
-class ContractError(Exception):
-    """The store (or how it was named) does not fit the contract: a usage error, exit status 2."""
+class UsageError(Exception):
+    """Bad input, or a store outside the contract: exit status 2, with a message that says what to fix."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def load_object(spec: str, workdir: Path, what: str = "store") -> tuple[Any, Pat
     """Resolve ``file.py:NAME`` or ``package.module:NAME``; return the object and its source file."""
     module_part, sep, name = spec.rpartition(":")
     if not sep or not module_part or not name:
-        raise ContractError(
+        raise UsageError(
             f"--{what} {spec!r} is not of the form path/to/file.py:NAME or package.module:NAME")
     if str(workdir) not in sys.path:
         sys.path.insert(0, str(workdir))
@@ -95,7 +95,7 @@ def load_object(spec: str, workdir: Path, what: str = "store") -> tuple[Any, Pat
         if is_path:
             path = (workdir / module_part).resolve()
             if not path.is_file():
-                raise ContractError(
+                raise UsageError(
                     f"--{what} {spec!r}: no file {module_part} under the working directory {workdir}")
             module_name = f"_memory_regression_user_{path.stem}_{abs(hash(str(path)))}"
             module = sys.modules.get(module_name)
@@ -110,22 +110,24 @@ def load_object(spec: str, workdir: Path, what: str = "store") -> tuple[Any, Pat
                     raise
         else:
             module = importlib.import_module(module_part)
-    except ContractError:
+    except UsageError:
         raise
     except ModuleNotFoundError as exc:
         if exc.name and module_part.startswith(exc.name):
-            raise ContractError(
+            raise UsageError(
                 f"--{what} {spec!r}: no module {module_part!r} importable from {workdir} "
                 "(give a path ending in .py, or run from the directory that holds the package)"
             ) from None
-        raise ContractError(f"--{what} {spec!r}: importing it failed:\n{user_traceback(exc)}") from None
-    except Exception as exc:  # the user's module raised while importing
-        raise ContractError(f"--{what} {spec!r}: importing it failed:\n{user_traceback(exc)}") from None
+        raise UsageError(f"--{what} {spec!r}: importing it failed:\n{user_traceback(exc)}") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the user's module raised while importing, SystemExit included
+        raise UsageError(f"--{what} {spec!r}: importing it failed:\n{user_traceback(exc)}") from None
     try:
         obj = getattr(module, name)
     except AttributeError:
         public = sorted(n for n in vars(module) if not n.startswith("_"))
-        raise ContractError(
+        raise UsageError(
             f"--{what} {spec!r}: {module_part} has no attribute {name!r} "
             f"(it defines: {', '.join(public) or 'nothing public'})") from None
     source = getattr(module, "__file__", None)
@@ -136,13 +138,13 @@ def _find_method(target: Any, override: str | None, candidates: tuple[str, ...],
                  required: bool) -> str | None:
     if override:
         if not callable(getattr(target, override, None)):
-            raise ContractError(f"the store has no method {override!r} (given as --{role}-method)")
+            raise UsageError(f"the store has no method {override!r} (given as --{role}-method)")
         return override
     for name in candidates:
         if callable(getattr(target, name, None)):
             return name
     if required:
-        raise ContractError(
+        raise UsageError(
             f"the store has no {role} method: expected one of {', '.join(candidates)} "
             f"(or name yours with --{role}-method)")
     return None
@@ -179,11 +181,11 @@ class StoreBinding:
 def inspect_parameters(spec: str, factory: Any) -> tuple[dict[str, str], bool]:
     """Map the factory's parameters onto the contract; reject required ones outside it."""
     if not callable(factory):
-        raise ContractError(f"--store {spec!r} names a {type(factory).__name__}, not a class or factory")
+        raise UsageError(f"--store {spec!r} names a {type(factory).__name__}, not a class or factory")
     try:
         signature = inspect.signature(factory)
     except (TypeError, ValueError) as exc:
-        raise ContractError(f"--store {spec!r}: cannot read its signature ({exc})") from None
+        raise UsageError(f"--store {spec!r}: cannot read its signature ({exc})") from None
     lookup = {}
     for canonical, (aliases, _meaning) in STORE_PARAMETERS.items():
         for name in (canonical, *aliases):
@@ -199,14 +201,14 @@ def inspect_parameters(spec: str, factory: Any) -> tuple[dict[str, str], bool]:
         canonical = lookup.get(param.name)
         if canonical is None or param.kind is param.POSITIONAL_ONLY:
             if param.default is param.empty:
-                raise ContractError(
+                raise UsageError(
                     f"--store {spec!r} requires a parameter {param.name!r}, which the contract "
                     f"does not provide. The suite passes, by name:\n{parameter_table()}\n"
                     "Give that parameter a default, rename it to one of these, or wrap the store "
                     "in a factory function.")
             continue
         if canonical in parameters:
-            raise ContractError(
+            raise UsageError(
                 f"--store {spec!r} takes both {parameters[canonical]!r} and {param.name!r}, "
                 f"which are the same contract parameter {canonical!r}: keep one")
         parameters[canonical] = param.name
@@ -229,8 +231,10 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
     if target is None:
         try:
             probe = build_probe(binding)
-        except Exception as exc:
-            raise ContractError(
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit included
+            raise UsageError(
                 f"--store {spec!r}: the factory raised while building a store to inspect:\n"
                 f"{user_traceback(exc)}") from None
         target = probe
@@ -265,7 +269,7 @@ def _check_call_shape(spec: str, target: Any, name: str, positional: int) -> Non
         inspect.Signature(params).bind(*range(positional))
     except TypeError:
         wanted = "(session_id, role, content)" if positional == 3 else "(session_id)"
-        raise ContractError(
+        raise UsageError(
             f"--store {spec!r}: {name}{inspect.Signature(params)} cannot be called as {name}{wanted}; "
             f"give its other parameters defaults, or name another method with "
             f"--{'append' if positional == 3 else 'load'}-method") from None
@@ -344,5 +348,5 @@ class StoreAdapter:
     def clear(self, session_id: str) -> None:
         __tracebackhide__ = True
         if not self.binding.clear_method:
-            raise ContractError("the store has no clear method")
+            raise UsageError("the store has no clear method")
         self._call(self.binding.clear_method, session_id)

@@ -1,18 +1,25 @@
-"""GitHub Actions glue: inputs in, outputs, job summary and annotations out.
+"""GitHub Actions glue: inputs in; outputs, job summary and annotations out.
 
 A Docker container action receives each input as ``INPUT_<NAME>``, uppercased with hyphens kept
 (``INPUT_WINDOW-SIZES``), which a shell cannot read; this module turns them into the runner's
-flags (flags given on the command line win). After the run it writes the outputs to
-``$GITHUB_OUTPUT``, appends summary.md to ``$GITHUB_STEP_SUMMARY`` and prints ``::error``
-annotations, at most 10, escaped as the runner requires.
+flags (flags given on the command line win). While the suite runs, GitHub is told to ignore
+workflow commands (``::stop-commands::``), so nothing a store prints can pose as one; credentials
+are masked in the log. After the run it writes the outputs to ``$GITHUB_OUTPUT`` (in the
+multi-line form, so no value can add a line), appends summary.md to ``$GITHUB_STEP_SUMMARY`` and
+prints ``::error`` annotations, at most 10, escaped as the runner requires.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import shlex
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
+
+from .reports import ReportPaths
+from .results import RunSummary, Status
 
 MAX_ANNOTATIONS = 10          # GitHub shows 10 errors per step and drops the rest
 STEP_SUMMARY_LIMIT = 1024 * 1024
@@ -64,57 +71,72 @@ def annotation(message: str, title: str, file: str | None = None, line: int | No
     return f"::error {','.join(props)}::{escape_data(message)}"
 
 
-def annotations(summary: dict, workspace: Path) -> list[str]:
-    """One ``::error`` per failing scenario (at most 10), or one for a run that did not start."""
-    store_file = summary.get("store_file")
-    relative = None
-    if store_file:
-        try:
-            relative = str(Path(store_file).resolve().relative_to(workspace.resolve()))
-        except ValueError:
-            relative = None
-    line = summary.get("store_line")
-    if summary.get("exit_code") in (2, 3):  # the run stopped before judging any scenario
-        return [annotation(summary.get("message") or summary["status"], f"memory regression: {summary['status']}",
-                           relative, line)]
-    failures = summary.get("failures", [])
-    lines = [annotation(f"{f['message']}\n{f['details']}".strip(), f"memory regression: {f['nodeid']}",
-                        relative, line) for f in failures[:MAX_ANNOTATIONS]]
-    if len(failures) > MAX_ANNOTATIONS:
-        lines.append(f"::notice title=memory regression::{len(failures) - MAX_ANNOTATIONS} more failures: "
+def mask(secret: str) -> str:
+    """The command that makes GitHub hide ``secret`` wherever the log shows it."""
+    return f"::add-mask::{escape_data(secret)}"
+
+
+@contextlib.contextmanager
+def commands_stopped() -> Iterator[None]:
+    """While inside, GitHub reads no workflow command from the log: whatever a store prints stays text."""
+    token = secrets.token_hex(16)
+    print(f"::stop-commands::{token}", flush=True)
+    try:
+        yield
+    finally:
+        print(f"::{token}::", flush=True)
+
+
+def _workspace_relative(path: str | None, workspace: Path) -> str | None:
+    if not path:
+        return None
+    try:
+        return str(Path(path).resolve().relative_to(workspace.resolve()))
+    except ValueError:
+        return None
+
+
+def annotations(summary: RunSummary, workspace: Path) -> list[str]:
+    """One ``::error`` for a run that could not judge the store, one per failing scenario (at most
+    10 in all), and a notice with the count of those left out."""
+    relative = _workspace_relative(summary.store_file, workspace)
+    lines = []
+    if summary.status not in (Status.PASSED, Status.FAILED):
+        lines.append(annotation(summary.message or str(summary.status), f"memory regression: {summary.status}",
+                                relative, summary.store_line))
+    failures = summary.failures()
+    room = MAX_ANNOTATIONS - len(lines)
+    lines += [annotation(f"{f.message}\n{f.details}".strip(), f"memory regression: {f.nodeid}",
+                         relative, summary.store_line) for f in failures[:room]]
+    if len(failures) > room:
+        lines.append(f"::notice title=memory regression::{len(failures) - room} more failures: "
                      "see the job summary and the HTML report")
     return lines
 
 
-def _workspace_relative(path: str | None, workspace: Path) -> str:
-    if not path:
-        return ""
-    try:
-        return str(Path(path).resolve().relative_to(workspace.resolve()))
-    except ValueError:
-        return str(path)
-
-
-def outputs(summary: dict, workspace: Path) -> dict[str, str]:
-    totals = summary.get("totals", {})
-    files = summary.get("report_files", {})
-    values = {name: str(totals.get(name, 0)) for name in ("total", "passed", "failed", "skipped", "errors")}
-    values["conformance-level"] = summary.get("conformance_level", "none")
-    values["junit-path"] = _workspace_relative(files.get("junit"), workspace)
-    values["html-path"] = _workspace_relative(files.get("html"), workspace)
+def outputs(summary: RunSummary, workspace: Path) -> dict[str, str]:
+    values = {name: str(count) for name, count in summary.totals().items()}
+    values["conformance-level"] = summary.conformance_level
+    values["junit-path"] = _workspace_relative(summary.report_files.get("junit"), workspace) or ""
+    values["html-path"] = _workspace_relative(summary.report_files.get("html"), workspace) or ""
     return values
 
 
-def publish(summary: dict, summary_md: Path, environ: Mapping[str, str], workspace: Path) -> None:
+def write_outputs(values: Mapping[str, str], path: str) -> None:
+    """Append outputs in the multi-line form (``name<<DELIMITER``), which no value can break out of."""
+    with open(path, "a", encoding="utf-8") as handle:
+        for name, value in values.items():
+            delimiter = f"memory_regression_{secrets.token_hex(8)}"
+            handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+
+
+def publish(summary: RunSummary, paths: ReportPaths, environ: Mapping[str, str], workspace: Path) -> None:
     """Write outputs and the job summary, and print the annotations."""
-    output_file = environ.get("GITHUB_OUTPUT")
-    if output_file:
-        with open(output_file, "a", encoding="utf-8") as handle:
-            for name, value in outputs(summary, workspace).items():
-                handle.write(f"{name}={value}\n")
+    if environ.get("GITHUB_OUTPUT"):
+        write_outputs(outputs(summary, workspace), environ["GITHUB_OUTPUT"])
     summary_file = environ.get("GITHUB_STEP_SUMMARY")
-    if summary_file and summary_md.is_file():
-        text = summary_md.read_text(encoding="utf-8")
+    if summary_file and paths.summary_md.is_file():
+        text = paths.summary_md.read_text(encoding="utf-8")
         if len(text.encode()) > STEP_SUMMARY_LIMIT:  # summary.md is cut before this; a guard all the same
             text = text.encode()[:STEP_SUMMARY_LIMIT - 200].decode(errors="ignore") + "\n\n_(cut at 1 MiB)_\n"
         with open(summary_file, "a", encoding="utf-8") as handle:

@@ -21,7 +21,7 @@ from typing import Callable
 
 import yaml
 
-from .contract import ContractError, load_object
+from .contract import UsageError, load_object
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,23 @@ SIMPLE_COUNTERS: dict[str, Callable[[str], int]] = {
 }
 
 
+def known_tokenizers() -> list[str]:
+    """Every tokenizer name a profile or --token-counter may give."""
+    try:
+        import tiktoken
+        encodings = [n for n in tiktoken.list_encoding_names() if not n.endswith("_offline")]
+    except ImportError:
+        encodings = []
+    return [*SIMPLE_COUNTERS, *encodings]
+
+
+def check_counter_name(name: str, where: str) -> None:
+    """A tokenizer name must be one we know (whether or not its file is available offline)."""
+    if name not in known_tokenizers():
+        raise UsageError(f"{where}: unknown tokenizer {name!r}; use one of {', '.join(known_tokenizers())}, "
+                         "or for --token-counter a function as module:function or file.py:function")
+
+
 @lru_cache(maxsize=None)
 def tiktoken_counter(name: str) -> Callable[[str], int] | None:
     """The token count of a tiktoken encoding if it loads without the network, else None."""
@@ -103,7 +120,7 @@ def resolve_counter(profile: ModelProfile, override: str | None, workdir: Path) 
     if override and ":" in override:
         function, _source = load_object(override, workdir, what="token-counter")
         if not callable(function):
-            raise ContractError(f"--token-counter {override!r} is not callable")
+            raise UsageError(f"--token-counter {override!r} is not callable")
         return TokenCounter(function, f"{override} (your function, overhead included)")
     wanted = override or profile.tokenizer
     overhead = profile.per_message_overhead
@@ -116,7 +133,7 @@ def resolve_counter(profile: ModelProfile, override: str | None, workdir: Path) 
         if tokens is not None:
             return TokenCounter(_with_overhead(tokens, overhead),
                                 f"tiktoken {name} + {overhead}/message{note}")
-    raise ContractError(
+    raise UsageError(
         f"--token-counter {override!r}: not a counter here. Use chars, words, approx, a tiktoken "
         "encoding available offline (cl100k_base), or module:function / file.py:function")
 
@@ -127,23 +144,25 @@ _PROFILE_FIELDS = ("context_tokens", "reserved_output_tokens", "per_message_over
 def _profile_from_yaml(path: Path, index: int, entry: object) -> ModelProfile:
     where = f"{path}: profile #{index + 1}"
     if not isinstance(entry, dict):
-        raise ContractError(f"{where} is not a mapping of name, context_tokens, ...")
+        raise UsageError(f"{where} is not a mapping of name, context_tokens, ...")
     unknown = set(entry) - {"name", "tokenizer", *_PROFILE_FIELDS}
     if unknown:
-        raise ContractError(f"{where} has unknown keys {sorted(unknown)}; known: name, tokenizer, "
+        raise UsageError(f"{where} has unknown keys {sorted(unknown)}; known: name, tokenizer, "
                             f"{', '.join(_PROFILE_FIELDS)}")
     name = entry.get("name")
     if not isinstance(name, str) or not name:
-        raise ContractError(f"{where} needs a name")
+        raise UsageError(f"{where} needs a name")
     values = {}
     for key in _PROFILE_FIELDS:
         value = entry.get(key, 0 if key != "context_tokens" else None)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ContractError(f"{where} ({name}): {key} must be a whole number >= 0, got {value!r}")
+            raise UsageError(f"{where} ({name}): {key} must be a whole number >= 0, got {value!r}")
         values[key] = value
-    profile = ModelProfile(name=name, tokenizer=str(entry.get("tokenizer", "approx")), **values)
+    tokenizer = str(entry.get("tokenizer", "approx"))
+    check_counter_name(tokenizer, f"{where} ({name})")
+    profile = ModelProfile(name=name, tokenizer=tokenizer, **values)
     if profile.max_tokens < 1:
-        raise ContractError(f"{where} ({name}): context_tokens must exceed reserved_output_tokens")
+        raise UsageError(f"{where} ({name}): context_tokens must exceed reserved_output_tokens")
     return profile
 
 
@@ -152,14 +171,19 @@ def load_profiles(spec: str, workdir: Path) -> list[ModelProfile]:
     candidate = workdir / spec
     if spec.endswith((".yml", ".yaml")) or candidate.is_file():
         if not candidate.is_file():
-            raise ContractError(f"--model-profiles {spec!r}: no such file under {workdir}")
+            raise UsageError(f"--model-profiles {spec!r}: no such file under {workdir}")
         try:
             data = yaml.safe_load(candidate.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"--model-profiles {spec!r} is not UTF-8 text ({exc.reason} at byte "
+                             f"{exc.start}): save it as UTF-8") from None
+        except OSError as exc:
+            raise UsageError(f"--model-profiles {spec!r} cannot be read: {exc.strerror}") from None
         except yaml.YAMLError as exc:
-            raise ContractError(f"--model-profiles {spec!r} is not valid YAML:\n{exc}") from None
+            raise UsageError(f"--model-profiles {spec!r} is not valid YAML:\n{exc}") from None
         entries = data.get("profiles") if isinstance(data, dict) else None
         if not isinstance(entries, list) or not entries:
-            raise ContractError(
+            raise UsageError(
                 f"--model-profiles {spec!r}: expected a top-level 'profiles:' list, e.g.\n"
                 "profiles:\n  - name: my-model\n    context_tokens: 32000\n"
                 "    reserved_output_tokens: 2000\n    per_message_overhead: 4\n    tokenizer: cl100k_base")
@@ -168,14 +192,14 @@ def load_profiles(spec: str, workdir: Path) -> list[ModelProfile]:
         names = [n.strip() for n in spec.split(",") if n.strip()]
         unknown = [n for n in names if n not in BUILTIN_PROFILES]
         if unknown or not names:
-            raise ContractError(
+            raise UsageError(
                 f"--model-profiles: unknown profile {', '.join(unknown) or '(none given)'}; built-in "
                 f"profiles are {', '.join(BUILTIN_PROFILES)}, or give a YAML file")
         profiles = [BUILTIN_PROFILES[n] for n in names]
     seen = set()
     for profile in profiles:
         if profile.name in seen:
-            raise ContractError(f"--model-profiles: profile {profile.name!r} is given twice")
+            raise UsageError(f"--model-profiles: profile {profile.name!r} is given twice")
         seen.add(profile.name)
     return profiles
 

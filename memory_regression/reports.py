@@ -1,92 +1,106 @@
-"""What a run found, and the files that carry it: summary.json, summary.md, and junit.xml on errors.
+"""Every report file of a run, and the HTML the run adds to pytest-html's report.
 
 pytest writes junit.xml and pytest-html writes report.html for a run that got going; this module
-writes the two summaries always, and a junit.xml of its own when the run stopped before any
-scenario (a usage or Redis error), so CI always has something to publish.
+names all four files, clears those of an earlier run, writes summary.json and summary.md always,
+and a junit.xml of its own when no scenario ran (a usage or Redis error), so CI always has
+something to publish. Whatever a store's text holds, the files stay well-formed: characters XML
+cannot carry are escaped, Markdown gets no raw control characters, and credentials are redacted.
 """
 
 from __future__ import annotations
 
 import html
 import json
-from dataclasses import asdict, dataclass, field
+import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from .contract import UsageError
+from .redaction import Redactor
+from .results import NO_POINT, Outcome, RunSummary, ScenarioResult
 
 SUMMARY_MD_LIMIT = 1024 * 1024 - 4096   # GitHub's job summary takes 1 MiB per step
 FAILURES_IN_SUMMARY = 10
 DETAILS_LIMIT = 4000                     # characters of one failure's details in summary.md
+MAX_KEYS_WITHOUT_TTL = 200
 
-OUTCOME_MARK = {"passed": "✅", "failed": "❌", "error": "💥", "skipped": "⏭️"}
-OUTCOME_WORD = {"passed": "pass", "failed": "FAIL", "error": "ERROR", "skipped": "skip"}
-NO_POINT = "—"
+OUTCOME_MARK = {Outcome.PASSED: "✅", Outcome.FAILED: "❌", Outcome.ERROR: "💥", Outcome.SKIPPED: "⏭️"}
+OUTCOME_WORD = {Outcome.PASSED: "pass", Outcome.FAILED: "FAIL", Outcome.ERROR: "ERROR", Outcome.SKIPPED: "skip"}
 
-EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_REDIS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
-
-@dataclass
-class ScenarioResult:
-    nodeid: str
-    scenario: str
-    group: str
-    point: str                # "N=5", a profile name, or "" for scenarios run once
-    requires: list[str]
-    outcome: str              # passed, failed, error, skipped
-    message: str = ""         # one line: the diagnosis, the exception, or the skip reason
-    details: str = ""         # expected against actual, or the end of a traceback
-    duration_s: float = 0.0
+# characters XML 1.0 cannot hold, and control characters a Markdown page should not show raw
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
-@dataclass
-class RunSummary:
-    status: str = "not started"
-    exit_code: int = EXIT_USAGE
-    message: str | None = None
-    store: str | None = None
-    store_file: str | None = None
-    store_line: int | None = None
-    capabilities: list[str] = field(default_factory=list)
-    conformance_level: str = "none"
-    backend: str | None = None
-    backend_warning: str | None = None
-    window_sizes: list[int] = field(default_factory=list)
-    profiles: list[dict] = field(default_factory=list)
-    results: list[ScenarioResult] = field(default_factory=list)
-    keys_without_ttl: list[str] = field(default_factory=list)
-    duration_s: float = 0.0
-    report_files: dict[str, str] = field(default_factory=dict)
+@dataclass(frozen=True)
+class ReportPaths:
+    directory: Path
 
-    def totals(self) -> dict[str, int]:
-        counts = {"total": len(self.results), "passed": 0, "failed": 0, "skipped": 0, "errors": 0}
-        for result in self.results:
-            counts["errors" if result.outcome == "error" else result.outcome] += 1
-        return counts
+    @property
+    def junit(self) -> Path:
+        return self.directory / "junit.xml"
 
-    def failures(self) -> list[ScenarioResult]:
-        return [r for r in self.results if r.outcome in ("failed", "error")]
+    @property
+    def html(self) -> Path:
+        return self.directory / "report.html"
 
-    def matrix(self) -> tuple[list[str], list[tuple[str, str, dict[str, str]]]]:
-        """Columns (matrix points) and rows (group, scenario, point -> outcome)."""
-        columns: list[str] = []
-        rows: dict[str, tuple[str, str, dict[str, str]]] = {}
-        for result in self.results:
-            point = result.point or NO_POINT
-            if point not in columns:
-                columns.append(point)
-            row = rows.setdefault(result.scenario, (result.group, result.scenario, {}))
-            row[2][point] = result.outcome
-        if NO_POINT in columns:
-            columns.remove(NO_POINT)
-            columns.insert(0, NO_POINT)
-        return columns, list(rows.values())
+    @property
+    def summary_md(self) -> Path:
+        return self.directory / "summary.md"
 
-    def to_json(self) -> dict:
-        columns, rows = self.matrix()
-        data = asdict(self)
-        data["totals"] = self.totals()
-        data["matrix"] = {"columns": columns,
-                          "rows": [{"group": g, "scenario": s, "cells": c} for g, s, c in rows]}
-        data["failures"] = [asdict(r) for r in self.failures()]
-        return data
+    @property
+    def summary_json(self) -> Path:
+        return self.directory / "summary.json"
+
+    def all(self) -> tuple[Path, ...]:
+        return (self.junit, self.html, self.summary_md, self.summary_json)
+
+
+def prepare_report_dir(paths: ReportPaths, shown: str) -> list[Path]:
+    """Create the report directory (returning the directories made) and check it can be written."""
+    created: list[Path] = []
+    directory = paths.directory
+    try:
+        for parent in reversed([directory, *directory.parents]):
+            if not parent.exists():
+                parent.mkdir()
+                created.append(parent)
+        if not directory.is_dir():
+            raise UsageError(f"--report-dir {shown!r} is not a directory: give a directory for the reports")
+        probe = directory / f".memory-regression-write-check-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"--report-dir {shown!r} cannot be written: {exc.strerror or exc}; give a "
+                         "directory this user can write to") from None
+    return created
+
+
+def clear_old_reports(paths: ReportPaths) -> None:
+    """Remove the files of an earlier run (symlinks included, never followed), so that nothing stale
+    sits beside this run's reports."""
+    for path in paths.all():
+        try:
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+        except OSError:
+            pass
+
+
+def written_reports(paths: ReportPaths) -> dict[str, str]:
+    names = {"junit": paths.junit, "html": paths.html, "summary_md": paths.summary_md,
+             "summary_json": paths.summary_json}
+    return {name: str(path) for name, path in names.items() if path.is_file() and not path.is_symlink()}
+
+
+def xml_safe(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _visible(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def headline(summary: RunSummary) -> str:
@@ -96,7 +110,11 @@ def headline(summary: RunSummary) -> str:
 
 
 def _md_escape(text: str) -> str:
-    return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
+    return html.escape(_visible(text), quote=False).replace("|", "\\|").replace("\n", " ")
+
+
+def _md_block(text: str) -> str:
+    return _visible(text[:DETAILS_LIMIT]).replace("```", "'''")
 
 
 def render_markdown(summary: RunSummary) -> str:
@@ -104,15 +122,15 @@ def render_markdown(summary: RunSummary) -> str:
     lines = [f"## Memory regression: {summary.status}", ""]
     if summary.message:
         lines += ["**" + _md_escape(summary.message.splitlines()[0]) + "**", "",
-                  "```text", summary.message[:DETAILS_LIMIT].replace("```", "'''"), "```", ""]
+                  "```text", _md_block(summary.message), "```", ""]
     if summary.backend_warning:
         lines += [f"> ⚠️ {_md_escape(summary.backend_warning)}", ""]
     lines += [
-        f"- Store: `{summary.store or '(none)'}`",
+        f"- Store: `{_visible(summary.store or '(none)').replace('`', '')}`",
         f"- Capabilities: {', '.join(summary.capabilities) or 'unknown'}",
         f"- Conformance level: **{summary.conformance_level}**",
         f"- Redis: {_md_escape(summary.backend or 'not started')}",
-        f"- Window sizes: {', '.join(map(str, summary.window_sizes)) or '—'}",
+        f"- Window sizes: {', '.join(map(str, summary.window_sizes)) or NO_POINT}",
     ]
     for profile in summary.profiles:
         lines.append(f"- Profile `{profile['name']}`: budget {profile['max_tokens']} tokens, "
@@ -123,12 +141,12 @@ def render_markdown(summary: RunSummary) -> str:
         lines.append("| group | scenario | " + " | ".join(_md_escape(c) for c in columns) + " |")
         lines.append("|---|---|" + "---|" * len(columns))
         for group, scenario, cells in rows:
-            marks = [OUTCOME_MARK.get(cells.get(c, ""), "") for c in columns]
+            marks = [OUTCOME_MARK[cells[c]] if c in cells else "" for c in columns]
             lines.append(f"| {group} | `{scenario}` | " + " | ".join(marks) + " |")
     if summary.keys_without_ttl:
         shown = summary.keys_without_ttl[:20]
         lines += ["", f"Keys left without a TTL ({len(summary.keys_without_ttl)}): "
-                  + ", ".join(f"`{_md_escape(k)}`" for k in shown)
+                  + ", ".join(f"`{_md_escape(k).replace('`', '')}`" for k in shown)
                   + (" ..." if len(summary.keys_without_ttl) > len(shown) else "")]
     failures = summary.failures()
     if failures:
@@ -137,7 +155,7 @@ def render_markdown(summary: RunSummary) -> str:
             lines += [f"**{_md_escape(result.nodeid)}**: {_md_escape(result.message)}", ""]
             if result.details:
                 lines += ["<details><summary>expected against actual</summary>", "", "```text",
-                          result.details[:DETAILS_LIMIT].replace("```", "'''"), "```", "</details>", ""]
+                          _md_block(result.details), "```", "</details>", ""]
     text = "\n".join(lines) + "\n"
     if len(text.encode()) > SUMMARY_MD_LIMIT:
         cut = text.encode()[:SUMMARY_MD_LIMIT].decode(errors="ignore")
@@ -165,33 +183,86 @@ def render_terminal(summary: RunSummary) -> str:
         lines.append(" " * (width + 2) + "  ".join(f"{c:>{max(6, len(c))}}" for c in columns))
         for _group, scenario, cells in rows:
             lines.append(f"  {scenario:<{width}}" + "  ".join(
-                f"{OUTCOME_WORD.get(cells.get(c, ''), ''):>{max(6, len(c))}}" for c in columns))
+                f"{OUTCOME_WORD[cells[c]] if c in cells else '':>{max(6, len(c))}}" for c in columns))
     for result in summary.failures()[:FAILURES_IN_SUMMARY]:
         lines.append(f"  {OUTCOME_WORD[result.outcome]} {result.nodeid}: {result.message}")
     for name, path in summary.report_files.items():
         lines.append(f"{name}: {path}")
-    return "\n".join(lines)
+    return _visible("\n".join(lines))
 
 
-def write_summaries(summary: RunSummary, directory: Path) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "summary.json").write_text(json.dumps(summary.to_json(), indent=2, ensure_ascii=False),
-                                            encoding="utf-8")
-    (directory / "summary.md").write_text(render_markdown(summary), encoding="utf-8")
+def html_summary(summary: RunSummary) -> list[str]:
+    """The block the run adds above pytest-html's results table: the run's facts and the matrix."""
+    items = [("Store", summary.store), ("Capabilities", ", ".join(summary.capabilities)),
+             ("Conformance level", summary.conformance_level), ("Redis", summary.backend)]
+    items += [(f"Profile {p['name']}", f"budget {p['max_tokens']} tokens, counter {p['counter']}")
+              for p in summary.profiles]
+    if summary.message:
+        items.insert(0, ("Status", f"{summary.status}: {summary.message}"))
+    parts = ["<style>.memory-matrix td, .memory-matrix th {padding: 2px 8px; text-align: left}"
+             " .memory-matrix .passed {color: #060} .memory-matrix .failed, .memory-matrix .error"
+             " {color: #b00; font-weight: bold} .memory-matrix .skipped {color: #888}"
+             " .memory-warning {color: #b00}</style>", "<div class='memory-summary'>"]
+    if summary.backend_warning:
+        parts.append(f"<p class='memory-warning'><b>Warning:</b> {html.escape(summary.backend_warning)}</p>")
+    parts.append("<ul>" + "".join(f"<li><b>{html.escape(k)}:</b> {html.escape(str(v))}</li>"
+                                  for k, v in items if v) + "</ul>")
+    columns, rows = summary.matrix()
+    if rows:
+        parts.append("<table class='memory-matrix'><tr><th>group</th><th>scenario</th>"
+                     + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>")
+        for group, scenario, cells in rows:
+            parts.append(f"<tr><td>{html.escape(group)}</td><td>{html.escape(scenario)}</td>"
+                         + "".join(f"<td class='{cells[c] if c in cells else 'none'}'>{cells.get(c, '')}</td>"
+                                   for c in columns) + "</tr>")
+        parts.append("</table>")
+    return [*parts, "</div>"]
 
 
-def write_error_junit(summary: RunSummary, directory: Path) -> None:
-    """A junit.xml for a run that stopped before any scenario: one errored case saying why."""
+def attach_diagnosis(report: Any, result: ScenarioResult) -> None:
+    """Put a failure's diagnosis and histories on its row of report.html, as escaped text."""
+    try:
+        from pytest_html import extras
+    except ImportError:
+        return
+    block = (f"<div class='memory-diagnosis'><p><b>{html.escape(result.message)}</b></p>"
+             f"<pre>{html.escape(result.details)}</pre></div>")
+    report.extras = [*getattr(report, "extras", []), extras.html(block)]
+
+
+def _write(path: Path, text: str) -> None:
+    """Write a report file afresh: an existing file or symlink there is replaced, never followed."""
+    if path.is_symlink():
+        path.unlink()
+    path.write_text(text, encoding="utf-8")
+
+
+def write_error_junit(summary: RunSummary, path: Path) -> None:
+    """A junit.xml for a run that judged no scenario: one errored case saying why."""
     from junitparser import Error, JUnitXml, TestCase, TestSuite
 
+    message = xml_safe(summary.message or summary.status.value)
     case = TestCase("configuration", classname="memory_regression")
-    error = Error(message=(summary.message or summary.status).splitlines()[0], type_=summary.status)
-    error.text = summary.message or ""
+    error = Error(message=message.splitlines()[0] if message else "", type_=summary.status.value)
+    error.text = message
     case.result = [error]
     suite = TestSuite("memory-regression")
     suite.add_testcase(case)
     suite.update_statistics()
     xml = JUnitXml()
     xml.add_testsuite(suite)
-    directory.mkdir(parents=True, exist_ok=True)
-    xml.write(str(directory / "junit.xml"))
+    if path.is_symlink():
+        path.unlink()
+    xml.write(str(path))
+
+
+def write_all(summary: RunSummary, paths: ReportPaths, redactor: Redactor) -> None:
+    """summary.json and summary.md, and junit.xml when no scenario was judged; the paths written
+    go into the summary first."""
+    paths.directory.mkdir(parents=True, exist_ok=True)
+    if not summary.results:
+        write_error_junit(summary, paths.junit)
+    summary.report_files = {**written_reports(paths), "summary_md": str(paths.summary_md),
+                            "summary_json": str(paths.summary_json)}
+    _write(paths.summary_json, redactor.text(json.dumps(summary.to_json(), indent=2, ensure_ascii=False)))
+    _write(paths.summary_md, redactor.text(render_markdown(summary)))

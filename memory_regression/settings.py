@@ -1,13 +1,21 @@
-"""The suite's options, defined once for the pytest plugin and the runner's help, and their parsing."""
+"""The suite's options, defined once, and :class:`Settings`, built from a plain mapping of them.
+
+The runner fills the mapping from its command line (and a GitHub Action's inputs), the plugin from
+pytest's options, and a worker from what the runner hands it: nothing here needs pytest. Every
+check that needs no user code happens here, so bad input stops a run before anything starts.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
-from .contract import ContractError
-from .profiles import DEFAULT_PROFILES, ModelProfile, TokenCounter, load_profiles, resolve_counter
+from .contract import UsageError
+from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_profiles
+from .redaction import redact_url
 
 
 @dataclass(frozen=True)
@@ -17,10 +25,17 @@ class Option:
     help: str
     metavar: str | None = None
     is_switch: bool = False
+    runner_only: bool = False     # the runner's own (installing, changing directory, exit status)
+
+    @property
+    def key(self) -> str:
+        """Its name in a settings mapping: ``--window-sizes`` is ``window_sizes``."""
+        return self.flag.lstrip("-").replace("-", "_")
 
     @property
     def dest(self) -> str:
-        return "memory_" + self.flag.lstrip("-").replace("-", "_")
+        """Its name among pytest's options, kept apart from other plugins' options."""
+        return "memory_" + self.key
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -41,74 +56,94 @@ OPTIONS: tuple[Option, ...] = (
     Option("--append-method", None, "name of the store's append method, if not found by name", "NAME"),
     Option("--load-method", None, "name of the store's load method, if not found by name", "NAME"),
     Option("--clear-method", None, "name of the store's clear method, if not found by name", "NAME"),
-    Option("--scenario-timeout", 60.0, "seconds before a hanging scenario is cut off", "SECONDS"),
+    Option("--scenario-timeout", "60", "seconds before a scenario is cut off and reported as a hang",
+           "SECONDS"),
+    Option("--requirements", None, "your store's dependencies, installed before the run: a requirements "
+           "file, or pip arguments", "FILE|ARGS", runner_only=True),
+    Option("--working-directory", None, "run from this directory (store paths and --report-dir are "
+           "relative to it)", "DIR", runner_only=True),
+    Option("--fail-on-failure", "true", "false: exit 0 when scenarios fail (usage and Redis errors "
+           "still exit 2 and 3)", "true|false", runner_only=True),
 )
+SUITE_OPTIONS = tuple(o for o in OPTIONS if not o.runner_only)
 
 WINDOWLESS = 1_000_000      # max_messages in scenarios that are not about the count window
 ROOMY_TTL_S = 3600          # ttl in scenarios that are not about expiry
+METHOD_ROLES = ("append", "load", "clear")
 
 
-@dataclass
-class RunSettings:
+def defaults() -> dict[str, Any]:
+    return {option.key: option.default for option in OPTIONS}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run needs to know, checked. ``values`` is the mapping it was built from, which
+    is what a worker process receives to build the same settings."""
+
     store_spec: str
-    window_sizes: list[int]
-    profiles: list[ModelProfile]
-    counters: dict[str, TokenCounter]      # profile name -> its per-message cost
+    window_sizes: tuple[int, ...]
+    profiles: tuple[ModelProfile, ...]
+    token_counter: str | None
     redis_choice: str
     allow_flush: bool
+    report_dir: Path
     method_overrides: dict[str, str | None]
     scenario_timeout: float
     workdir: Path
+    values: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], workdir: Path) -> "Settings":
+        """Check every option; raise UsageError saying what to fix."""
+        values = {**defaults(), **{k: v for k, v in values.items() if v is not None}}
+        store = str(values["store"] or "").strip()
+        if not store:
+            raise UsageError("no store given: pass --store path/to/file.py:NAME or package.module:NAME")
+        profiles = load_profiles(str(values["model_profiles"]), workdir)
+        counter = values["token_counter"] or None
+        if counter and ":" not in counter:
+            check_counter_name(counter, "--token-counter")
+        return cls(
+            store_spec=store,
+            window_sizes=parse_window_sizes(values["window_sizes"]),
+            profiles=tuple(profiles),
+            token_counter=counter,
+            redis_choice=str(values["redis"]),
+            allow_flush=values["allow_flush"] in (True, "true", "True", "1"),
+            report_dir=workdir / str(values["report_dir"]),
+            method_overrides={role: values[f"{role}_method"] or None for role in METHOD_ROLES},
+            scenario_timeout=parse_timeout(values["scenario_timeout"]),
+            workdir=workdir,
+            values={k: values[k] for k in (o.key for o in SUITE_OPTIONS)},
+        )
+
+    @property
+    def redis_shown(self) -> str:
+        """The --redis choice as it may be printed: a URL's credentials are redacted."""
+        return redact_url(self.redis_choice)
 
 
-def option_value(config: Any, flag: str) -> Any:
-    return config.getoption(next(o for o in OPTIONS if o.flag == flag).dest)
-
-
-def report_dir(config: Any) -> Path:
-    return Path(config.invocation_params.dir) / option_value(config, "--report-dir")
-
-
-def parse_window_sizes(spec: str) -> list[int]:
+def parse_window_sizes(spec: Any) -> tuple[int, ...]:
     """``--window-sizes 5,10,50``: whole numbers of at least 1, no repeats."""
     sizes: list[int] = []
     for part in str(spec).split(","):
         part = part.strip()
-        if not part.isdigit() or int(part) < 1:
-            raise ContractError(
-                f"--window-sizes {spec!r}: {part!r} is not a whole number of at least 1 "
-                "(example: --window-sizes 5,10,50)")
+        if not re.fullmatch(r"[0-9]{1,9}", part) or int(part) < 1:
+            raise UsageError(f"--window-sizes {spec!r}: {part!r} is not a whole number of at least 1 "
+                             "(example: --window-sizes 5,10,50)")
         if int(part) in sizes:
-            raise ContractError(f"--window-sizes {spec!r}: {part} is given twice")
+            raise UsageError(f"--window-sizes {spec!r}: {part} is given twice")
         sizes.append(int(part))
-    return sizes
+    return tuple(sizes)
 
 
-def resolve_settings(config: Any) -> RunSettings:
-    """Read and check every option; raise ContractError with what to fix."""
-    workdir = Path(config.invocation_params.dir)
-    store = option_value(config, "--store")
-    if not store:
-        raise ContractError("no store given: pass --store path/to/file.py:NAME or package.module:NAME")
-    timeout = option_value(config, "--scenario-timeout")
+def parse_timeout(spec: Any) -> float:
+    """``--scenario-timeout``: a finite number of seconds above 0."""
     try:
-        timeout = float(timeout)
+        timeout = float(spec)
     except (TypeError, ValueError):
-        timeout = -1.0
-    if timeout <= 0:
-        raise ContractError(f"--scenario-timeout {option_value(config, '--scenario-timeout')!r}: "
-                            "give a number of seconds above 0")
-    profiles = load_profiles(option_value(config, "--model-profiles"), workdir)
-    counter_override = option_value(config, "--token-counter")
-    return RunSettings(
-        store_spec=store,
-        window_sizes=parse_window_sizes(option_value(config, "--window-sizes")),
-        profiles=profiles,
-        counters={p.name: resolve_counter(p, counter_override, workdir) for p in profiles},
-        redis_choice=option_value(config, "--redis"),
-        allow_flush=option_value(config, "--allow-flush"),
-        method_overrides={role: option_value(config, f"--{role}-method")
-                          for role in ("append", "load", "clear")},
-        scenario_timeout=timeout,
-        workdir=workdir,
-    )
+        timeout = math.nan
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise UsageError(f"--scenario-timeout {spec!r}: give a number of seconds above 0 (example: 60)")
+    return timeout

@@ -30,14 +30,13 @@ def test_random_operations_match_the_model(memory):
     If this fails: read the steps listed after the histories, oldest first. Look for state that
     lives in one instance (caches, counters, buffers), a clear that forgets a companion key, and
     trimming that depends on what happened before the last clear."""
-    capabilities = memory.run.capabilities
-    window = memory.run.settings.window_sizes[0] if Capability.COUNT_WINDOW in capabilities else None
-    can_clear = Capability.CLEAR in capabilities
+    window = memory.window_sizes[0] if memory.has(Capability.COUNT_WINDOW) else None
+    can_clear = memory.has(Capability.CLEAR)
 
     class MemoryModel(RuleBasedStateMachine):
         def __init__(self):
             super().__init__()
-            memory.backend.flush()
+            memory.reset()
             self.stores = [self.new_store(), self.new_store()]
             self.appended = {sid: [] for sid in SESSIONS}
             self.count = 0

@@ -22,7 +22,7 @@ def test_token_window_keeps_maximal_suffix(memory, profile):
     If this fails: compare the store's counter with the suite's (see the profile line of the
     report), check ``>`` against ``>=`` when trimming, and what happens to an oversize message."""
     budget = profile.max_tokens
-    cost = functools.lru_cache(maxsize=None)(memory.run.settings.counters[profile.name])  # each text once
+    cost = functools.lru_cache(maxsize=None)(memory.counter(profile))  # each text once
     conversation = token_conversation(budget, cost, profile.name)
     store = memory.store(profile=profile)
     appended = []

@@ -64,7 +64,7 @@ def test_append_refreshes_ttl(memory):
     expiring = [key for key in memory.keys() if memory.pttl_ms(key) > 0]
     assert expiring, f"no key has a TTL to refresh (keys: {', '.join(memory.keys()) or 'none'})"
     for key in expiring:
-        memory.backend.admin.pexpire(key, SHORTENED_MS)
+        memory.set_pttl_ms(key, SHORTENED_MS)
     store.append("slide", "user", "one more")
     problems = _ttl_problems(memory, TTL_S, keys=expiring)
     assert not problems, "after an append: " + "; ".join(problems)

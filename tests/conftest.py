@@ -1,9 +1,23 @@
-"""Helpers for this project's own tests: run the suite the way a user does, and read what it wrote."""
+"""Helpers for this project's own tests: run the suite the way a user does, check what every run
+must leave behind, and start Redis servers of our own.
+
+Every run through ``run_suite`` is checked, whatever the test asserts besides: no traceback of the
+tool's own code in its output, no process of the run left alive afterwards (the private
+redis-server and the workers included), and junit.xml, summary.md and summary.json written and
+valid, with summary.json's exit code equal to the runner's.
+"""
 
 import json
 import os
+import re
+import shutil
+import signal
+import socket
 import subprocess
 import sys
+import time
+import uuid
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +26,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 ENTRYPOINT = ROOT / "entrypoint.py"
 RUN_TIMEOUT_S = 300
+RUN_MARK = "MEMORY_REGRESSION_TEST_RUN"     # set in a run's environment; its processes inherit it
+# a frame of the tool itself (or of the pytest machinery under it) in a Python or pytest traceback
+TOOL_FRAME = re.compile(r'(memory_regression|_pytest|pluggy|xdist|execnet)/[\w/]+\.py(", line |:\d+: in )')
 
 
 def pytest_addoption(parser):
@@ -26,10 +43,11 @@ def pytest_generate_tests(metafunc):
 
 
 @dataclass
-class SuiteRun:
+class RunResult:
     exit_code: int
     output: str
     report_dir: Path
+    seconds: float
 
     @property
     def summary(self) -> dict:
@@ -38,15 +56,146 @@ class SuiteRun:
     def failing_scenarios(self) -> set[str]:
         return {r["scenario"] for r in self.summary["results"] if r["outcome"] in ("failed", "error")}
 
+    def outcome(self, scenario: str) -> str:
+        outcomes = {r["outcome"] for r in self.summary["results"] if r["scenario"] == scenario}
+        assert len(outcomes) == 1, (scenario, outcomes)
+        return outcomes.pop()
+
+
+def processes_marked(mark: str) -> list[int]:
+    """Processes whose environment carries ``RUN_MARK=mark``."""
+    needle = f"{RUN_MARK}={mark}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if needle in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def assert_no_processes_left(mark: str) -> None:
+    """Within a few seconds of the end of a run, none of its processes remains (a killed parent's
+    children get their death signal at once; give the kernel a moment all the same)."""
+    deadline = time.monotonic() + 5
+    left = processes_marked(mark)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = processes_marked(mark)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"processes of the run outlived it: {left}"
+
+
+def assert_well_formed(result: RunResult) -> None:
+    assert "INTERNALERROR" not in result.output, result.output
+    frames = TOOL_FRAME.findall(result.output)
+    assert not frames, f"a traceback of the tool reached the user:\n{result.output}"
+    summary = result.summary
+    assert summary["exit_code"] == result.exit_code or (
+        summary["exit_code"] == 1 and result.exit_code == 0), result.output   # fail-on-failure false
+    assert (result.report_dir / "summary.md").read_text(encoding="utf-8").startswith("## Memory regression")
+    ET.parse(result.report_dir / "junit.xml")
+
+
+def run_entrypoint(args, *, report_dir, cwd=ROOT, env=None, signals=(), expect_reports=True, give_report_dir=True):
+    """Run entrypoint.py in a subprocess with the given arguments (and ``--report-dir`` unless the
+    test gives it another way), sending ``signals`` as (seconds after start, signal) pairs; check
+    what every run must leave behind."""
+    mark = uuid.uuid4().hex
+    command = [sys.executable, str(ENTRYPOINT), *(["--report-dir", str(report_dir)] if give_report_dir else []),
+               *args]
+    environment = {**os.environ, RUN_MARK: mark, "PYTHONUNBUFFERED": "1", **(env or {})}
+    started = time.monotonic()
+    process = subprocess.Popen(command, cwd=cwd, env=environment, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    try:
+        for at, signum in signals:
+            time.sleep(max(0.0, started + at - time.monotonic()))
+            process.send_signal(signum)
+        output = process.communicate(timeout=RUN_TIMEOUT_S)[0]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    result = RunResult(process.returncode, output, Path(report_dir), time.monotonic() - started)
+    assert_no_processes_left(mark)
+    if expect_reports:
+        assert_well_formed(result)
+    return result
+
 
 @pytest.fixture
 def run_suite(tmp_path):
-    """Run entrypoint.py in a subprocess with the given arguments; reports go under tmp_path."""
-    def run(*args, cwd=ROOT, env=None, report_dir=None):
-        report_dir = report_dir or tmp_path / "reports"
-        command = [sys.executable, str(ENTRYPOINT), "--report-dir", str(report_dir), *args]
-        environment = {**os.environ, **(env or {})}
-        done = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True,
-                              timeout=RUN_TIMEOUT_S)
-        return SuiteRun(done.returncode, done.stdout + done.stderr, report_dir)
+    """Run the suite like a user; reports go under tmp_path unless ``report_dir`` says otherwise."""
+    def run(*args, cwd=ROOT, env=None, report_dir=None, signals=(), expect_reports=True, give_report_dir=True):
+        return run_entrypoint(args, report_dir=report_dir or tmp_path / "reports", cwd=cwd, env=env,
+                              signals=signals, expect_reports=expect_reports, give_report_dir=give_report_dir)
     return run
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class RedisServer:
+    """A redis-server of the test's own on a free loopback port: the "external" server a user points
+    --redis at. Stopped by PID."""
+
+    def __init__(self, *extra: str):
+        self.port = free_port()
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.skip("no redis-server on PATH")
+        self.process = subprocess.Popen([binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                                         "--appendonly", "no", *extra], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    raise RuntimeError("redis-server did not start")
+                time.sleep(0.01)
+
+    def url(self, db: int = 0, userinfo: str = "") -> str:
+        return f"redis://{userinfo + '@' if userinfo else ''}127.0.0.1:{self.port}/{db}"
+
+    def client(self, db: int = 0, **kwargs):
+        import redis
+        return redis.Redis(port=self.port, db=db, decode_responses=True, **kwargs)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture
+def redis_server():
+    server = RedisServer()
+    yield server
+    server.stop()
+
+
+def read_outputs(path: Path) -> dict[str, str]:
+    """$GITHUB_OUTPUT as the runner reads it: ``name=value`` lines and ``name<<DELIMITER`` blocks."""
+    values, lines = {}, iter(path.read_text(encoding="utf-8").splitlines())
+    for line in lines:
+        if "<<" in line:
+            name, delimiter = line.split("<<", 1)
+            block = []
+            for inner in lines:
+                if inner == delimiter:
+                    break
+                block.append(inner)
+            values[name] = "\n".join(block)
+        else:
+            name, value = line.split("=", 1)
+            values[name] = value
+    return values

@@ -42,3 +42,13 @@ def test_failure_shows_escaped_history_and_matrix(browser, run_suite, tmp_path):
     assert "Conformance level:</b> none" in dom
     assert "<td class=\"failed\">failed</td>" in dom and "memory-matrix" in dom
     assert "test_round_trip_keeps_role_content_and_order" in dom
+
+
+def test_a_crashed_scenario_has_its_row_and_diagnosis(browser, run_suite, tmp_path):
+    """xdist sends no teardown for a scenario whose worker died; the run closes the row itself."""
+    result = run_suite("--store", "tests.stores.hostile:Segfaults", "-k", "round_trip or fresh_session")
+    assert result.exit_code == 1
+    dom = render(result.report_dir / "report.html", tmp_path / "chromium")
+    assert "1 Failed" in dom and "1 Passed" in dom
+    assert "the store's process was killed by SIGSEGV during test_core.py::" in dom
+    assert "tests/stores/hostile.py" in dom, "the diagnosis shows where the store was"

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from memory_regression import github
-from memory_regression.cli import RUNNER_OPTIONS
+from memory_regression.results import RunSummary
 from memory_regression.settings import OPTIONS
 from tests.conftest import ROOT
 
@@ -58,11 +58,11 @@ def test_dockerfile_passes_hadolint():
 
 def test_action_inputs_are_runner_flags_and_outputs_are_written():
     action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
-    flags = {o.flag.lstrip("-") for o in OPTIONS + RUNNER_OPTIONS}
+    flags = {o.flag.lstrip("-") for o in OPTIONS}
     inputs = set(action["inputs"])
     assert inputs - flags == {"pytest-args"}, "every input but pytest-args must be a runner flag"
     assert "args" not in inputs and "entrypoint" not in inputs, "reserved for container actions"
     assert action["inputs"]["store"]["required"] is True
-    written = set(github.outputs({"totals": {}, "report_files": {}}, ROOT))
+    written = set(github.outputs(RunSummary(), ROOT))
     assert set(action["outputs"]) == written
     assert action["runs"] == {"using": "docker", "image": "Dockerfile"}

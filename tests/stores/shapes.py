@@ -1,6 +1,5 @@
 """Stores in shapes the contract must accept, and shapes it must reject with a clear message."""
 
-import time
 from dataclasses import dataclass
 
 from tests.stores.correct import ListStore
@@ -58,10 +57,3 @@ class Crashes(ListStore):
 
     def append(self, session_id, role, content):
         raise ValueError("backend exploded while appending")
-
-
-class Hangs(ListStore):
-    """Never returns from an append."""
-
-    def append(self, session_id, role, content):
-        time.sleep(3600)

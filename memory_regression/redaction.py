@@ -1,0 +1,45 @@
+"""Keeping credentials out of everything a run prints or writes.
+
+A ``--redis`` URL may carry a password (``redis://user:PASS@host``). The runner never prints the
+URL itself, only :func:`redact_url` of it, and every text that reaches output or a report, the
+store's own output and exceptions included, goes through :meth:`Redactor.text` first.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote, urlsplit
+
+# the user-info part of any URL: scheme://user:password@
+_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^@/\s]+)@")
+MIN_SECRET_LENGTH = 4       # shorter passwords are only redacted inside URLs, not wherever they occur
+MASK = "***"
+
+
+def redact_url(url: str) -> str:
+    """``redis://user:secret@host:6379/0`` as ``redis://***@host:6379/0``."""
+    return _USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", url)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The password of a URL, as written and percent-decoded."""
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return []
+    if not password:
+        return []
+    return sorted({password, unquote(password)}, key=len, reverse=True)
+
+
+class Redactor:
+    """Replaces URL credentials and the given secrets in any text."""
+
+    def __init__(self, secrets: list[str] | tuple[str, ...] = ()):
+        self.secrets = tuple(s for s in secrets if len(s) >= MIN_SECRET_LENGTH)
+
+    def text(self, text: str) -> str:
+        text = redact_url(text)
+        for secret in self.secrets:
+            text = text.replace(secret, MASK)
+        return text

@@ -1,0 +1,316 @@
+"""One run of the suite: :class:`SuiteRun` is the pytest plugin in the runner's process.
+
+The runner builds it from :class:`~.settings.Settings` and hands it to ``pytest.main(...,
+plugins=[run])`` (plain ``pytest --store ...`` builds it in :mod:`.plugin`), then reads
+``run.summary``. It owns the Redis server, the supervision of the worker processes that run the
+store (pytest-xdist, see :mod:`.supervisor`), the results as they arrive, the verdict, and the
+reports. It never imports or calls the user's store itself.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import pytest
+
+from . import reports
+from .backend import Backend, BackendError, UnusableDatabase, open_backend
+from .capabilities import Capability, conformance_level
+from .interrupts import INTERRUPTS
+from .redaction import Redactor
+from .results import Outcome, RunSummary, ScenarioResult, Status
+from .settings import Settings
+from .supervisor import DirectChannel, Supervisor
+from .worker import ScenarioWorker
+
+DEFAULT_WORKERS = 2
+WORKER_INPUT = "memory_regression"
+
+
+class SuiteRun:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.paths = reports.ReportPaths(settings.report_dir)
+        self.summary = RunSummary(store=settings.store_spec, window_sizes=list(settings.window_sizes),
+                                  profiles=[profile_fields(p) for p in settings.profiles])
+        self.redactor = Redactor()
+        self.backend: Backend | None = None
+        self.supervisor: Supervisor | None = None
+        self.results: dict[str, ScenarioResult] = {}
+        self.collection_errors: list[str] = []
+        self.stopped: tuple[Status, str] | None = None     # why the run stopped early, if it did
+        self.workers = 0                                    # 0: scenarios run in this process
+        self.slots: dict[str, int] = {}                     # worker id -> its database
+        self.crashed: set[str] = set()
+        self.order: dict[str, int] = {}                     # nodeid -> its place in the collection
+        self.started = time.monotonic()
+        self.configured = False
+        self.judged = False
+
+    # -- start -------------------------------------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        """Before xdist looks at its options: open Redis, choose the workers, name the report files."""
+        self.config = config
+        self.configured = True
+        reports.clear_old_reports(self.paths)
+        config.option.xmlpath = str(self.paths.junit)
+        if hasattr(config.option, "htmlpath"):
+            config.option.htmlpath = str(self.paths.html)
+            config.option.self_contained_html = True
+        try:
+            self.backend = open_backend(self.settings.redis_choice, self.settings.allow_flush)
+        except UnusableDatabase as exc:
+            self.stop(Status.USAGE_ERROR, str(exc))
+        except BackendError as exc:
+            self.stop(Status.REDIS_ERROR, str(exc))
+        if self.backend is not None:
+            self.redactor = Redactor(list(self.backend.secrets))
+            self.summary.backend = self.backend.description
+            self.summary.backend_warning = self.backend.warning
+        self.workers = self._worker_count(config)
+        option = config.option
+        option.numprocesses, option.tx = self.workers, ["popen"] * self.workers
+        option.dist = "load" if self.workers else "no"
+        if self.workers:
+            option.maxworkerrestart = 10_000     # a store that kills every worker still gets every scenario judged
+        self.supervisor = Supervisor(self.settings.scenario_timeout, in_process=not self.workers)
+        self.supervisor.start()
+        if not self.workers and self.stopped is None:
+            config.pluginmanager.register(
+                ScenarioWorker(self.settings, self.backend.endpoint(0), DirectChannel(self.supervisor),
+                               self.redactor, self.supervisor.directory), "memory-regression-worker")
+
+    def _worker_count(self, config: pytest.Config) -> int:
+        """Worker processes for the scenarios: 0 runs them here (-n 0, --pdb, --collect-only, a run
+        that stopped before it began, or no pytest-xdist)."""
+        option = config.option
+        if (self.stopped or option.collectonly or getattr(option, "usepdb", False)
+                or not config.pluginmanager.has_plugin("xdist")):
+            return 0
+        wanted = option.numprocesses if isinstance(option.numprocesses, int) else DEFAULT_WORKERS
+        return max(0, min(wanted, self.backend.max_workers))
+
+    def pytest_configure_node(self, node: Any) -> None:
+        """What a worker needs: the settings as a mapping, its own database, and the channel."""
+        slot = min(set(range(self.workers)) - set(self.slots.values()))
+        self.slots[node.gateway.id] = slot
+        node.workerinput[WORKER_INPUT] = {
+            "settings": self.settings.values, "workdir": str(self.settings.workdir),
+            "endpoint": self.backend.endpoint(slot).to_mapping(), "secrets": list(self.redactor.secrets),
+            **self.supervisor.worker_input(),
+        }
+
+    def pytest_report_header(self) -> list[str]:
+        lines = [f"store: {self.settings.store_spec}"]
+        if self.backend is not None:
+            lines.append(f"redis: {self.backend.description}")
+            if self.backend.warning:
+                lines.append(f"WARNING: {self.backend.warning}")
+        lines.append(f"workers: {self.workers or 'none (the store runs in this process)'}")
+        return lines
+
+    def pytest_ignore_collect(self) -> bool | None:
+        return True if self.stopped else None
+
+    def stop(self, status: Status, message: str) -> None:
+        """Stop before judging the store: the exit status says why, and the reports are written."""
+        if self.stopped is None:
+            self.stopped = (status, self.redactor.text(message))
+
+    # -- workers coming and going ------------------------------------------------------------------
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        self.slots.pop(node.gateway.id, None)
+        if error is None or self.supervisor is None:
+            return
+        death = self.supervisor.death(node.gateway.id)
+        if death.phase == "starting":   # nothing to blame on a scenario: the store cannot be run
+            self.stop(Status.USAGE_ERROR, f"--store {self.settings.store_spec!r}: "
+                                          f"{death.describe(self.settings.scenario_timeout)}"
+                                          + (f"\n{death.where}" if death.where else ""))
+            pytest.exit(self.stopped[1], returncode=int(Status.USAGE_ERROR.exit_code))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        """A worker died in a scenario: say how, in store terms, as that scenario's failure."""
+        death = self.supervisor.death(report.node.gateway.id)
+        message = death.describe(self.settings.scenario_timeout)
+        details = f"where the store was:\n{death.where}" if death.where else ""
+        report.when = "call"
+        report.longrepr = "\n".join(filter(None, [message, details]))
+        report.memory_verdict = {"message": message, "details": details}
+        self.crashed.add(crashitem)
+
+    # -- results -----------------------------------------------------------------------------------
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.order = self.order or {nodeid: index for index, nodeid in enumerate(ids)}
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.order = self.order or {item.nodeid: index for index, item in enumerate(session.items)}
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collection_errors.append(f"{report.nodeid}: {report.longreprtext}")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Any:
+        """Record the outcome and dress the report before junit.xml and report.html see it; once
+        they have, close the row of a scenario whose worker died (xdist sends no teardown for it,
+        and junit.xml and report.html wait for one), and tell a failure caused by Redis going away
+        from one caused by the store."""
+        self._record(report)
+        result = yield
+        if report.nodeid in self.crashed:
+            self.crashed.discard(report.nodeid)
+            teardown = pytest.TestReport(report.nodeid, report.location, report.keywords, "passed", None,
+                                         "teardown", user_properties=report.user_properties)
+            teardown.node = report.node   # junit.xml keys a test case by its worker too
+            self.config.hook.pytest_runtest_logreport(report=teardown)
+        if report.failed and self.stopped is None and self.backend is not None:
+            problem = self.backend.problem()
+            if problem:
+                self.stop(Status.REDIS_ERROR, f"Redis went away during {report.nodeid}: {problem}")
+                pytest.exit(self.stopped[1], returncode=int(Status.REDIS_ERROR.exit_code))
+        return result
+
+    def _record(self, report: pytest.TestReport) -> None:
+        result = self._result(report.nodeid)
+        recorded = report.nodeid in self.results
+        if report.when == "call" or (not recorded and not report.passed):
+            result.outcome = (Outcome.SKIPPED if report.skipped else Outcome.PASSED if report.passed
+                              else Outcome.FAILED if report.when == "call" else Outcome.ERROR)
+        elif recorded and report.failed:   # a teardown failing after the call
+            result.outcome = Outcome.ERROR
+        verdict = getattr(report, "memory_verdict", None)
+        if verdict is not None and (report.failed or report.skipped):
+            result.message, result.details = verdict["message"], verdict["details"]
+        if recorded or report.when == "call" or not report.passed:
+            result.duration_s = round(result.duration_s + report.duration, 4)
+            self.results[report.nodeid] = result
+        for key in getattr(report, "memory_keys_without_ttl", []):
+            if len(self.summary.keys_without_ttl) < reports.MAX_KEYS_WITHOUT_TTL:
+                self.summary.keys_without_ttl.append(f"{key} ({report.nodeid})")
+        report.user_properties = self._properties(result)
+        if report.failed and result.message:
+            reports.attach_diagnosis(report, result)
+
+    def _result(self, nodeid: str) -> ScenarioResult:
+        if nodeid in self.results:
+            return self.results[nodeid]
+        self.supervisor.drain()
+        info = self.supervisor.scenarios.get(nodeid) or scenario_from_nodeid(nodeid)
+        return ScenarioResult(nodeid, info["scenario"], info["group"], info["point"], list(info["requires"]))
+
+    def _properties(self, result: ScenarioResult) -> list[tuple[str, str]]:
+        window = result.point.removeprefix("N=") if result.point.startswith("N=") else ""
+        profile = result.point if result.point and not window else ""
+        return [("scenario", result.scenario), ("group", result.group),
+                ("capability", "+".join(result.requires) or "core"), ("window", window),
+                ("profile", profile), ("backend", self.summary.backend or "")]
+
+    # -- the end -----------------------------------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        INTERRUPTS.hold()
+        if self.supervisor is not None:
+            if INTERRUPTS.received or self.stopped:
+                self.supervisor.kill_all()
+            else:
+                self.supervisor.finish()
+        self.judge(session, int(exitstatus))
+        session.exitstatus = int(self.summary.exit_code)
+
+    def judge(self, session: pytest.Session | None, exitstatus: int) -> None:
+        summary = self.summary
+        summary.results = sorted(self.results.values(), key=lambda r: self.order.get(r.nodeid, len(self.order)))
+        bound = self.supervisor.bound if self.supervisor else None
+        if bound:
+            summary.store_file, summary.store_line = bound["file"], bound["line"]
+            summary.capabilities = bound["capabilities"]
+            for profile in summary.profiles:
+                profile["counter"] = bound["counters"].get(profile["name"], profile["counter"])
+        summary.conformance_level = conformance_level(
+            (Capability(c) for c in summary.capabilities),
+            [(frozenset(Capability(c) for c in r.requires), r.outcome is Outcome.PASSED)
+             for r in summary.results if r.outcome is not Outcome.SKIPPED])
+        summary.status, summary.message = self._verdict(session, exitstatus)
+        summary.duration_s = round(time.monotonic() - self.started, 3)
+        self.judged = True
+
+    def _verdict(self, session: pytest.Session | None, exitstatus: int) -> tuple[Status, str | None]:
+        aborts = self.supervisor.aborts if self.supervisor else []
+        if self.stopped:
+            return self.stopped
+        if INTERRUPTS.received or (exitstatus == pytest.ExitCode.INTERRUPTED and not self.summary.failures()):
+            how = f" by {INTERRUPTS.received}" if INTERRUPTS.received else ""
+            return Status.INTERRUPTED, f"the run was interrupted{how}; the results below are partial"
+        if self.collection_errors:
+            return Status.SUITE_ERROR, ("the suite's own files could not be loaded (a broken installation?):\n"
+                                        + "\n".join(self.collection_errors)[-3000:])
+        if aborts:
+            return Status(aborts[0]["status"]), aborts[0]["message"]
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            return Status.USAGE_ERROR, "no scenario was selected: check the -k expression"
+        if not self.results:
+            collected = session.testscollected if session is not None else 0
+            return Status.NOT_RUN, (f"{collected} scenarios were collected and none was run "
+                                    "(--collect-only, or an option that runs nothing): nothing was checked")
+        if all(r.outcome is Outcome.SKIPPED for r in self.results.values()):
+            return Status.NOT_RUN, ("every selected scenario was skipped, as the store lacks their capabilities "
+                                    "(see the reasons): nothing was checked")
+        if exitstatus == pytest.ExitCode.INTERRUPTED:   # -x or --maxfail stopped it at a failure
+            return Status.FAILED, "the run stopped at the first failures (-x or --maxfail): later scenarios did not run"
+        if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            return (Status.FAILED, None) if self.summary.failures() else (Status.PASSED, None)
+        return Status.USAGE_ERROR, f"pytest stopped with exit status {exitstatus}"
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        terminalreporter.write_sep("=", "memory regression summary")
+        terminalreporter.write_line(reports.render_terminal(self.summary))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_report_title(self, report: Any) -> None:
+        report.title = "Memory regression report"
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(self, prefix: list, summary: list, postfix: list) -> None:
+        prefix.extend(reports.html_summary(self.summary))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self) -> None:
+        self.conclude()
+
+    def conclude(self) -> None:
+        """Write the summaries (again, if an interrupt arrived since they were judged) and release
+        the server and the workers. Safe to call more than once."""
+        INTERRUPTS.hold()
+        if not self.judged:
+            self.judge(None, int(pytest.ExitCode.INTERRUPTED if INTERRUPTS.received else pytest.ExitCode.OK))
+        elif INTERRUPTS.received and self.summary.status in (Status.PASSED, Status.FAILED, Status.NOT_RUN):
+            self.summary.status, self.summary.message = self._verdict(None, int(pytest.ExitCode.INTERRUPTED))
+        if self.supervisor is not None:
+            self.supervisor.kill_all()
+        reports.write_all(self.summary, self.paths, self.redactor)
+        if self.supervisor is not None:
+            self.supervisor.stop()
+            self.supervisor = None
+        if self.backend is not None:
+            self.backend.stop()
+
+
+def profile_fields(profile: Any) -> dict[str, Any]:
+    return {"name": profile.name, "context_tokens": profile.context_tokens,
+            "reserved_output_tokens": profile.reserved_output_tokens,
+            "per_message_overhead": profile.per_message_overhead, "max_tokens": profile.max_tokens,
+            "counter": profile.tokenizer}
+
+
+def scenario_from_nodeid(nodeid: str) -> dict[str, Any]:
+    """What can be said of a scenario no worker described (it crashed before it started)."""
+    path, _, name = nodeid.partition("::")
+    scenario, _, point = name.partition("[")
+    return {"scenario": scenario, "group": os.path.basename(path).removesuffix(".py").removeprefix("test_")
+            .replace("_", "-"), "point": point.rstrip("]"), "requires": []}

@@ -1,0 +1,328 @@
+"""The process that runs the user's store: a pytest-xdist worker, or the runner itself with ``-n 0``.
+
+:class:`ScenarioWorker` is the pytest plugin there. It imports and binds the store (telling the
+runner what it found, or why it could not), parametrizes the scenarios over window sizes and model
+profiles, skips those whose capability the store lacks, gives each scenario a
+:class:`ScenarioContext` (fixture ``memory``) on a clean database, and turns each outcome into a
+verdict in store terms. Everything it puts in a report is redacted and capped, so a store's text
+can neither leak a password nor blow up the reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import faulthandler
+import hashlib
+import inspect
+import os
+import signal
+import traceback
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from .backend import Connection, Endpoint, die_with_parent
+from .capabilities import Capability, UnknownCapability, detect, lookup, skip_reason
+from .contract import StoreAdapter, StoreBinding, UsageError, bind_store, close_quietly, load_object
+from .profiles import ModelProfile, TokenCounter, resolve_counter
+from .redaction import Redactor
+from .reference import HistoryMismatch
+from .results import Status
+from .settings import ROOMY_TTL_S, WINDOWLESS, Settings
+
+CAPTURE_LIMIT = 64 * 1024        # characters of captured output kept per section of a scenario's report
+DETAILS_LIMIT = 3000             # characters of a traceback kept in a verdict's details
+KEYS_WITHOUT_TTL_PER_SCENARIO = 50   # keys without TTL noted per scenario
+
+
+class ScenarioContext:
+    """What one scenario gets (fixture ``memory``): stores built afresh by the user's factory, and a
+    view of the keys on the scenario's database. The database is flushed when the context is made,
+    so every key seen belongs to the scenario."""
+
+    def __init__(self, worker: "ScenarioWorker", nodeid: str):
+        __tracebackhide__ = True   # a failure here is the store's or Redis', not the suite's
+        self._worker = worker
+        self._binding: StoreBinding = worker.binding
+        self._connection: Connection = worker.connection
+        self.namespace = "mrs:" + hashlib.sha1(nodeid.encode()).hexdigest()[:8] + ":"
+        self.capabilities: frozenset[Capability] = worker.capabilities
+        self.window_sizes: tuple[int, ...] = worker.settings.window_sizes
+        self.profile: ModelProfile = worker.settings.profiles[0]
+        self._loop = asyncio.Runner() if self._binding.is_async else None
+        self._stores: list[Any] = []
+        self._clients: list[Any] = []
+        self.reset()
+
+    def has(self, capability: Capability) -> bool:
+        return capability in self.capabilities
+
+    def counter(self, profile: ModelProfile) -> TokenCounter:
+        """What one message costs under ``profile``, as the store is told to count."""
+        return self._worker.counters[profile.name]
+
+    def run_awaitable(self, awaitable: Any) -> Any:
+        if self._loop is None:
+            return asyncio.run(awaitable)
+        return self._loop.run(awaitable)
+
+    def store(self, *, max_messages: int = WINDOWLESS, profile: ModelProfile | None = None,
+              ttl: int = ROOMY_TTL_S) -> StoreAdapter:
+        """A new store instance. Arguments not about the scenario's subject are roomy: a window
+        of a million messages, an unbounded token budget, a TTL of an hour."""
+        __tracebackhide__ = True
+        profile = profile or self.profile.unbounded()
+        client = self._connection.client(asynchronous=self._binding.is_async)
+        self._clients.append(client)
+        values = {
+            "redis": client, "redis_url": self._connection.url, "namespace": self.namespace,
+            "max_messages": max_messages, "max_tokens": profile.max_tokens,
+            "count_tokens": self._worker.counters[profile.name], "ttl": ttl, "profile": profile,
+        }
+        instance = self._binding.factory(**self._binding.build_kwargs(values))
+        self._stores.append(instance)
+        return StoreAdapter(self._binding, instance, self.run_awaitable)
+
+    def reset(self) -> None:
+        """Flush the scenario's database (the stateful scenario does so before each example)."""
+        __tracebackhide__ = True
+        self._connection.flush()
+
+    def keys(self) -> list[str]:
+        __tracebackhide__ = True
+        return sorted(self._connection.admin.scan_iter(count=1000))
+
+    def pttl_ms(self, key: str) -> int:
+        __tracebackhide__ = True
+        return self._connection.admin.pttl(key)
+
+    def set_pttl_ms(self, key: str, milliseconds: int) -> None:
+        __tracebackhide__ = True
+        self._connection.admin.pexpire(key, milliseconds)
+
+    def close(self) -> list[str]:
+        """Close the stores and their clients; return the keys left without a TTL."""
+        __tracebackhide__ = True
+        for instance in self._stores:
+            close_quietly(instance, self.run_awaitable)
+        for client in self._clients:
+            try:
+                if self._binding.is_async:
+                    self.run_awaitable(client.aclose())
+                else:
+                    client.close()
+            except Exception:
+                pass
+        if self._loop is not None:
+            self._loop.close()
+        return [k for k in self.keys() if self.pttl_ms(k) == -1][:KEYS_WITHOUT_TTL_PER_SCENARIO]
+
+
+KEYS_WITHOUT_TTL_KEY = pytest.StashKey[list]()
+
+
+def prepare_worker_process() -> None:
+    """A worker dies with the runner, and leaves Ctrl-C to it."""
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class ScenarioWorker:
+    """The plugin in the process that runs the scenarios."""
+
+    def __init__(self, settings: Settings, endpoint: Endpoint, channel: Any, redactor: Redactor,
+                 scratch: Path, dump_path: Path | None = None):
+        from hypothesis.configuration import set_hypothesis_home_dir
+        set_hypothesis_home_dir(scratch / "hypothesis")   # not .hypothesis/ in the user's directory
+        self.settings = settings
+        self.dump_path = dump_path     # None when the scenarios run in the runner itself
+        self.endpoint = endpoint
+        self.channel = channel
+        self.redactor = redactor
+        self.connection: Connection | None = None
+        self.binding: StoreBinding | None = None
+        self.capabilities: frozenset[Capability] = frozenset()
+        self.counters: dict[str, TokenCounter] = {}
+        self.scenarios: dict[str, dict[str, Any]] = {}   # nodeid -> scenario_info
+        self.aborted = False
+        self._dump: Any = None         # the file faulthandler writes to, kept open
+        self.channel.send("hello", pid=os.getpid())
+
+    # -- binding the store ----------------------------------------------------------------------
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.dump_path is not None:
+            # after pytest's own faulthandler plugin, which points it at stderr: the stack of a crash,
+            # or of a hang when the runner asks (SIGUSR1) before cutting it off, goes to the runner
+            self._dump = open(self.dump_path, "w", encoding="utf-8")  # noqa: SIM115 (kept open)
+            faulthandler.enable(file=self._dump, all_threads=True)
+            faulthandler.register(signal.SIGUSR1, file=self._dump, all_threads=True)
+        if session.config.option.collectonly:
+            return
+        try:
+            self.channel.send("bound", store=self._bind())
+        except UsageError as exc:
+            self.abort(Status.USAGE_ERROR, str(exc))
+        except (redis.RedisError, OSError) as exc:
+            self.abort(Status.REDIS_ERROR, f"Redis went away while the store was being built: {exc}")
+        except Exception:   # the suite's own fault: say so rather than crash the worker
+            self.abort(Status.SUITE_ERROR, f"binding the store failed inside the suite:\n{traceback.format_exc()}")
+
+    def _bind(self) -> dict[str, Any]:
+        settings = self.settings
+        factory, source = load_object(settings.store_spec, settings.workdir)
+        self.connection = Connection(self.endpoint)
+        self.counters = {p.name: resolve_counter(p, settings.token_counter, settings.workdir)
+                         for p in settings.profiles}
+        self.binding = bind_store(settings.store_spec, factory, source, settings.method_overrides, self._probe)
+        if (self.endpoint.kind == "fakeredis" and self.binding.accepts("redis_url")
+                and not self.binding.accepts("redis")):
+            raise UsageError(f"--store {settings.store_spec!r} connects by redis_url, which fakeredis "
+                             "cannot serve: use --redis server or a redis:// URL")
+        self.capabilities = detect(self.binding)
+        return {"file": str(source) if source else None, "line": definition_line(factory),
+                "capabilities": sorted(c.value for c in self.capabilities),
+                "counters": {name: counter.description for name, counter in self.counters.items()}}
+
+    def _probe(self, binding: StoreBinding) -> Any:
+        """A store built only to look at its methods (factories that are not classes)."""
+        self.binding = binding
+        context = ScenarioContext(self, "probe")
+        try:
+            return context.store().instance
+        finally:
+            context.close()
+
+    def abort(self, status: Status, message: str) -> None:
+        """This worker cannot run the store: the runner stops the run with ``status``."""
+        self.aborted = True
+        self.channel.send("abort", status=status.value, message=self.redactor.text(message))
+
+    # -- collection -------------------------------------------------------------------------------
+    def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
+        return True if self.aborted else None
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        sizes, profiles = self.settings.window_sizes, self.settings.profiles
+        if "window" in metafunc.fixturenames:
+            metafunc.parametrize("window", sizes, ids=[f"N={n}" for n in sizes])
+        if "profile" in metafunc.fixturenames:
+            metafunc.parametrize("profile", profiles, ids=[p.name for p in profiles])
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        try:
+            self.scenarios = {item.nodeid: scenario_info(item) for item in items}
+        except UnknownCapability as exc:
+            items.clear()
+            self.abort(Status.SUITE_ERROR, str(exc))
+
+    # -- running ---------------------------------------------------------------------------------
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self.channel.send("start", nodeid=nodeid, scenario=self.scenarios.get(nodeid, {}))
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        self.channel.send("end", nodeid=nodeid)
+
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        missing = [Capability(c) for c in self.scenarios[item.nodeid]["requires"]
+                   if Capability(c) not in self.capabilities]
+        if missing:
+            pytest.skip(skip_reason(missing))
+
+    @pytest.fixture
+    def memory(self, request: pytest.FixtureRequest) -> Any:
+        """The scenario's context: ``memory.store(...)`` builds a store; ``memory.keys()`` lists keys."""
+        __tracebackhide__ = True
+        context = ScenarioContext(self, request.node.nodeid)
+        yield context
+        request.node.stash[KEYS_WITHOUT_TTL_KEY] = context.close()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
+        report = yield
+        if report.failed or report.skipped:
+            message, details = describe_outcome(report, call.excinfo)
+            report.memory_verdict = {"message": self.redactor.text(message),
+                                     "details": self.redactor.text(details)}
+        if report.failed:   # pytest's own rendering stays, unless it holds a secret or is too long
+            text = report.longreprtext
+            safe = cap(self.redactor.text(text), CAPTURE_LIMIT, "this failure's text")
+            if safe != text:
+                report.longrepr = safe
+        report.sections = [(title, cap(self.redactor.text(content), CAPTURE_LIMIT, title.lower()))
+                           for title, content in report.sections]
+        if report.when == "teardown":
+            report.memory_keys_without_ttl = item.stash.get(KEYS_WITHOUT_TTL_KEY, [])
+        return report
+
+    def pytest_sessionfinish(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+
+
+def cap(text: str, limit: int, what: str) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return (text[:limit] + f"\n[... {len(text) - limit:,} more characters of {what} cut: the suite keeps "
+            f"the first {limit // 1024} KB of each]")
+
+
+def scenario_info(item: pytest.Item) -> dict[str, Any]:
+    """What the reports say about a scenario: its name, group, matrix point and capabilities."""
+    requires = [lookup(c).value for mark in item.iter_markers("requires") for c in mark.args]
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    window, profile = params.get("window"), params.get("profile")
+    point = f"N={window}" if window is not None else profile.name if profile is not None else ""
+    return {"scenario": getattr(item, "originalname", item.name),
+            "group": Path(str(item.path)).stem.removeprefix("test_").replace("_", "-"),
+            "point": point, "requires": requires,
+            "window": "" if window is None else str(window),
+            "profile": profile.name if profile is not None else ""}
+
+
+def definition_line(factory: Any) -> int | None:
+    """The line where the store is defined, for annotations that point at it."""
+    try:
+        return inspect.getsourcelines(factory)[1]
+    except (OSError, TypeError):
+        return None
+
+
+def describe_outcome(report: pytest.TestReport, excinfo: Any) -> tuple[str, str]:
+    """One line saying what happened, and the details worth reading (expected against actual)."""
+    if report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        return reason.removeprefix("Skipped: "), ""
+    if excinfo is None:
+        return "", ""
+    exc = excinfo.value
+    steps = "\n".join(getattr(exc, "__notes__", []))  # Hypothesis lists the steps of a failing sequence here
+    if isinstance(exc, HistoryMismatch):
+        return exc.diagnosis, "\n".join(filter(None, [str(exc).partition("\n")[2], steps]))
+    if isinstance(exc, AssertionError):
+        text = str(exc).split("\nassert ")[0]
+        first, _, rest = text.partition("\n")
+        return first, rest
+    forbidden = forbidden_command(exc)
+    if forbidden:
+        return (f"the store ran {forbidden} on the suite's Redis server, which the suite forbids: a memory "
+                "store must never flush, reconfigure or shut down the server (it would destroy every "
+                "other session's history)", report.longreprtext[-DETAILS_LIMIT:])
+    origin = "the store raised" if report.when == "call" else f"{report.when} failed:"
+    short = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
+    return f"{origin} {short}", report.longreprtext[-DETAILS_LIMIT:]
+
+
+def forbidden_command(exc: BaseException) -> str | None:
+    """The command named by Redis' NOPERM error, where the store ran one the suite forbids."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        text = str(exc)
+        if "no permissions to run the" in text:  # Redis' NOPERM error, as redis-py words it
+            name = text.split("'")[1] if text.count("'") >= 2 else "a forbidden command"
+            return name.upper()
+        exc = exc.__cause__ or exc.__context__
+    return None

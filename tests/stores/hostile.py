@@ -1,0 +1,164 @@
+"""Stores that attack the run instead of storing badly: they end the process, hang where nothing
+in-process can stop them, leave threads behind, sabotage the server, flood the output, or print
+text that looks like GitHub workflow commands. Each is a class of the runner's own bugs that a
+test in tests/test_hostile.py holds shut.
+
+Most misbehave only in the round-trip scenario (the only one that appends the HTML content) or in
+one named session, so that the rest of the run shows the worker was replaced and went on.
+"""
+
+import asyncio
+import ctypes
+import os
+import signal
+import threading
+import time
+
+from tests.stores.correct import ListStore
+
+ROUND_TRIP_MARK = "<script>"        # only the round-trip scenario appends this content
+
+
+class _OnRoundTrip(ListStore):
+    """Misbehaves when it is asked to append the round trip's HTML message; correct otherwise."""
+
+    def misbehave(self):
+        raise NotImplementedError
+
+    def append(self, session_id, role, content):
+        if ROUND_TRIP_MARK in content:
+            self.misbehave()
+        super().append(session_id, role, content)
+
+
+class ExitsWithStatusZero(_OnRoundTrip):
+    """Ends the process as if all was well: ``os._exit(0)``."""
+
+    def misbehave(self):
+        os._exit(0)
+
+
+class Segfaults(_OnRoundTrip):
+    """Dereferences a null pointer (exit by SIGSEGV)."""
+
+    def misbehave(self):
+        ctypes.string_at(0)
+
+
+class KillsItself(_OnRoundTrip):
+    """Sends itself SIGKILL, as the out-of-memory killer would."""
+
+    def misbehave(self):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class SpinsInC(_OnRoundTrip):
+    """Loops in C code that holds the GIL: no signal handler and no timer thread ever runs."""
+
+    def misbehave(self):
+        sum(range(10**15))
+
+
+class Sleeps(_OnRoundTrip):
+    """Blocks in a call without a timeout."""
+
+    def misbehave(self):
+        time.sleep(3600)
+
+
+class HangsInTheStatefulScenario(ListStore):
+    """Hangs on a load of session ``s1:2``, which only the stateful scenario uses: every fixed
+    scenario passes, and Hypothesis would retry the hang for ever if it could."""
+
+    def get(self, session_id):
+        if session_id == "s1:2":
+            time.sleep(3600)
+        return super().get(session_id)
+
+
+class AsyncNeverResolves:
+    """An async store whose append awaits a future nobody resolves, in the round trip."""
+
+    def __init__(self, redis, namespace):
+        self.redis = redis
+        self.namespace = namespace
+
+    async def append(self, session_id, role, content):
+        if ROUND_TRIP_MARK in content:
+            await asyncio.get_running_loop().create_future()
+        await self.redis.rpush(self.namespace + session_id, f"{role}\n{content}")
+
+    async def get(self, session_id):
+        raw = await self.redis.lrange(self.namespace + session_id, 0, -1)
+        return [dict(zip(("role", "content"), item.split("\n", 1))) for item in raw]
+
+
+class LeavesAThread(ListStore):
+    """Starts a non-daemon thread that outlives every scenario."""
+
+    def __init__(self, redis, namespace, max_messages, ttl):
+        super().__init__(redis, namespace, max_messages, ttl)
+        threading.Thread(target=time.sleep, args=(3600,), name="left-behind").start()
+
+
+class FlushesAll(_OnRoundTrip):
+    """Runs FLUSHALL (to "start clean")."""
+
+    def misbehave(self):
+        self.redis.flushall()
+
+
+class ShutsDownTheServer(_OnRoundTrip):
+    """Runs SHUTDOWN."""
+
+    def misbehave(self):
+        self.redis.shutdown(nosave=True)
+
+
+class KillsTheServer(_OnRoundTrip):
+    """Kills the Redis server's process, as a crash of the server would: Redis goes away."""
+
+    def misbehave(self):
+        os.kill(int(self.redis.info("server")["process_id"]), signal.SIGKILL)
+        time.sleep(0.2)
+
+
+class Floods(ListStore):
+    """Prints 200 KB on every append."""
+
+    def append(self, session_id, role, content):
+        print("x" * 200_000)
+        super().append(session_id, role, content)
+
+
+class PrintsWorkflowCommands(_OnRoundTrip):
+    """Prints GitHub workflow commands and raises with one in its message."""
+
+    def misbehave(self):
+        print("::error title=forged::the store forged this annotation")
+        print("::set-output name=passed::999")
+        raise ValueError("::warning::forged warning from the store's exception")
+
+
+class PrintsItsUrl(_OnRoundTrip):
+    """Prints the URL it was given, password and all, and fails with it in its message."""
+
+    def __init__(self, redis, redis_url, namespace, max_messages, ttl):
+        super().__init__(redis, namespace, max_messages, ttl)
+        self.url = redis_url
+
+    def misbehave(self):
+        print(f"connecting to {self.url}")
+        raise ConnectionError(f"could not use {self.url}")
+
+
+class RaisesSystemExit(_OnRoundTrip):
+    """Calls sys.exit(3) while appending (SystemExit, not os._exit)."""
+
+    def misbehave(self):
+        raise SystemExit(3)
+
+
+def factory_raising_system_exit(redis):
+    """A factory function that exits while the suite builds a store to look at."""
+    raise SystemExit(4)

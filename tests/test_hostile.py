@@ -1,0 +1,130 @@
+"""Stores that attack the run (tests/stores/hostile.py): whatever they do, the run survives, names
+what happened as a finding about the store, goes on with the other scenarios in a fresh worker,
+and leaves valid reports and no process behind (checked for every run in conftest.py)."""
+
+import pytest
+from junitparser import JUnitXml
+
+ROUND_TRIP = "test_round_trip_keeps_role_content_and_order"
+STATEFUL = "test_random_operations_match_the_model"
+TIMEOUT = "4"              # short enough to keep the tests quick, long enough for every correct scenario
+ALL_BUT_ONE = {"total": 20, "passed": 15, "failed": 1, "skipped": 4, "errors": 0}
+
+
+def hostile(name):
+    return f"tests.stores.hostile:{name}"
+
+
+@pytest.mark.parametrize("store, message, where, in_junit", [
+    ("ExitsWithStatusZero", "the store ended the process with status 0 during "
+                            f"test_core.py::{ROUND_TRIP}", None, "status 0"),
+    ("Segfaults", f"the store's process was killed by SIGSEGV during test_core.py::{ROUND_TRIP}",
+     "Segmentation fault", "SIGSEGV"),
+    ("KillsItself", "the store's process was killed by SIGKILL (the out-of-memory killer, or a kill -9) "
+                    f"during test_core.py::{ROUND_TRIP}", None, "SIGKILL"),
+    ("SpinsInC", f"the store did not return within {TIMEOUT} s during test_core.py::{ROUND_TRIP}: cut off by "
+                 "the scenario timeout", "in misbehave", "did not return"),
+    ("Sleeps", f"the store did not return within {TIMEOUT} s during test_core.py::{ROUND_TRIP}", "in misbehave",
+     "did not return"),
+    ("RaisesSystemExit", "the store raised SystemExit: 3", None, "SystemExit: 3"),
+])
+def test_a_store_that_takes_its_worker_down_fails_only_that_scenario(run_suite, store, message, where, in_junit):
+    result = run_suite("--store", hostile(store), "--scenario-timeout", TIMEOUT)
+    assert result.exit_code == 1, result.output
+    summary = result.summary
+    assert summary["status"] == "failed"
+    assert [f["scenario"] for f in summary["failures"]] == [ROUND_TRIP], result.output
+    failure = summary["failures"][0]
+    assert failure["message"].startswith(message), failure
+    if where:
+        assert where in failure["details"] and "tests/stores/hostile.py" in failure["details"], failure
+    assert summary["totals"] == ALL_BUT_ONE, "the scenarios after the crash did not all run"
+    cases = {case.name: case for suite in JUnitXml.fromfile(str(result.report_dir / "junit.xml")) for case in suite}
+    assert len(cases) == 20 and in_junit in cases[ROUND_TRIP].result[0].message
+    assert f"{ROUND_TRIP}</td>" in (result.report_dir / "report.html").read_text(encoding="utf-8")
+
+
+def test_an_async_store_that_never_resolves_is_cut_off(run_suite):
+    result = run_suite("--store", hostile("AsyncNeverResolves"), "--scenario-timeout", TIMEOUT)
+    assert result.exit_code == 1, result.output
+    assert [f["scenario"] for f in result.summary["failures"]] == [ROUND_TRIP]
+    failure = result.summary["failures"][0]
+    assert failure["message"].startswith(f"the store did not return within {TIMEOUT} s"), failure
+    assert "asyncio" in failure["details"], "the dump shows the event loop waiting"
+
+
+def test_a_hang_in_the_stateful_scenario_ends_it_at_once(run_suite):
+    """Hypothesis would take a timeout inside its state machine for a failure and retry it: the
+    worker is killed instead, so the scenario ends at its timeout."""
+    result = run_suite("--store", hostile("HangsInTheStatefulScenario"), "--scenario-timeout", TIMEOUT)
+    assert result.exit_code == 1, result.output
+    assert [f["scenario"] for f in result.summary["failures"]] == [STATEFUL]
+    failure = result.summary["failures"][0]
+    assert failure["message"].startswith(f"the store did not return within {TIMEOUT} s during "
+                                         f"test_stateful.py::{STATEFUL}")
+    assert "in get" in failure["details"]
+    stateful = next(r for r in result.summary["results"] if r["scenario"] == STATEFUL)
+    assert stateful["duration_s"] < 2 * float(TIMEOUT), stateful
+
+
+def test_threads_the_store_leaves_running_do_not_keep_the_run_alive(run_suite):
+    result = run_suite("--store", hostile("LeavesAThread"))
+    assert result.exit_code == 0, result.output
+    assert result.seconds < 60, "the run waited for the store's thread"
+
+
+@pytest.mark.parametrize("store, command", [("FlushesAll", "FLUSHALL"), ("ShutsDownTheServer", "SHUTDOWN")])
+def test_a_store_that_sabotages_the_server_is_a_finding_that_names_the_command(run_suite, store, command):
+    result = run_suite("--store", hostile(store))
+    assert result.exit_code == 1, result.output
+    assert [f["scenario"] for f in result.summary["failures"]] == [ROUND_TRIP]
+    assert result.summary["failures"][0]["message"].startswith(
+        f"the store ran {command} on the suite's Redis server, which the suite forbids")
+    assert result.summary["totals"] == ALL_BUT_ONE
+
+
+def test_redis_going_away_is_a_redis_error(run_suite):
+    result = run_suite("--store", hostile("KillsTheServer"), "--fail-on-failure", "false")
+    assert result.exit_code == 3, result.output
+    summary = result.summary
+    assert summary["status"] == "redis error"
+    assert summary["message"].startswith("Redis went away during ")
+    assert "was killed by SIGKILL" in summary["message"]
+
+
+def test_an_external_server_going_away_is_a_redis_error(run_suite, redis_server):
+    result = run_suite("--store", hostile("KillsTheServer"), "--redis", redis_server.url())
+    assert result.exit_code == 3, result.output
+    assert result.summary["message"].startswith("Redis went away during ")
+    assert "the server does not answer" in result.summary["message"]
+
+
+def test_captured_output_is_capped(run_suite):
+    result = run_suite("--store", hostile("Floods"), "-k", "round_trip or fresh")
+    assert result.exit_code == 0, result.output
+    report = (result.report_dir / "report.html").read_text(encoding="utf-8")
+    assert len(report) < 1_000_000, "report.html holds the whole flood"
+    assert "more characters of captured stdout call cut: the suite keeps the first 64 KB of each" in report
+
+
+@pytest.mark.parametrize("source, message", [
+    ("import os\nos._exit(0)\n", "the store ended the process with status 0 while it was being imported and built"),
+    ("import time\ntime.sleep(3600)\n",
+     f"the store did not return within {TIMEOUT} s while it was being imported and built"),
+    ("raise SystemExit(5)\n", "importing it failed"),
+    ('raise RuntimeError("bad \\x00 byte, \\x1b[31m colour, \\x07 bell")\n', "RuntimeError: bad"),
+])
+def test_a_store_module_that_attacks_while_imported_is_a_usage_error(run_suite, tmp_path, source, message):
+    (tmp_path / "store.py").write_text(source + "\nclass Store:\n    pass\n")
+    result = run_suite("--store", "store.py:Store", "--scenario-timeout", TIMEOUT, cwd=tmp_path)
+    assert result.exit_code == 2, result.output
+    assert message in result.summary["message"], result.summary["message"]
+    markdown = (result.report_dir / "summary.md").read_text(encoding="utf-8")
+    assert "\x00" not in markdown and "\x1b" not in markdown and "\x07" not in markdown
+
+
+def test_a_factory_that_exits_is_a_usage_error(run_suite):
+    result = run_suite("--store", hostile("factory_raising_system_exit"))
+    assert result.exit_code == 2, result.output
+    assert "the factory raised while building a store to inspect" in result.summary["message"]
+    assert "SystemExit: 4" in result.summary["message"]
