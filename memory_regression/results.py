@@ -76,6 +76,11 @@ class ScenarioResult:
 NO_POINT = "—"   # the matrix column of scenarios that run once, not per window or profile
 
 
+def scenario_group(path: str) -> str:
+    """A scenario's group, from its file: ``suite/test_count_window.py`` is ``count-window``."""
+    return path.rsplit("/", 1)[-1].removesuffix(".py").removeprefix("test_").replace("_", "-")
+
+
 @dataclass
 class RunSummary:
     status: Status = Status.NOT_STARTED

@@ -9,7 +9,6 @@ reports. It never imports or calls the user's store itself.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
@@ -19,8 +18,9 @@ from . import reports
 from .backend import Backend, BackendError, UnusableDatabase, open_backend
 from .capabilities import Capability, conformance_level
 from .interrupts import INTERRUPTS
+from .profiles import ModelProfile
 from .redaction import Redactor
-from .results import Outcome, RunSummary, ScenarioResult, Status
+from .results import Outcome, RunSummary, ScenarioResult, Status, scenario_group
 from .settings import Settings
 from .supervisor import DirectChannel, Supervisor
 from .worker import ScenarioWorker
@@ -301,7 +301,7 @@ class SuiteRun:
             self.backend.stop()
 
 
-def profile_fields(profile: Any) -> dict[str, Any]:
+def profile_fields(profile: ModelProfile) -> dict[str, Any]:
     return {"name": profile.name, "context_tokens": profile.context_tokens,
             "reserved_output_tokens": profile.reserved_output_tokens,
             "per_message_overhead": profile.per_message_overhead, "max_tokens": profile.max_tokens,
@@ -312,5 +312,4 @@ def scenario_from_nodeid(nodeid: str) -> dict[str, Any]:
     """What can be said of a scenario no worker described (it crashed before it started)."""
     path, _, name = nodeid.partition("::")
     scenario, _, point = name.partition("[")
-    return {"scenario": scenario, "group": os.path.basename(path).removesuffix(".py").removeprefix("test_")
-            .replace("_", "-"), "point": point.rstrip("]"), "requires": []}
+    return {"scenario": scenario, "group": scenario_group(path), "point": point.rstrip("]"), "requires": []}

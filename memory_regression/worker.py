@@ -29,7 +29,7 @@ from .contract import StoreAdapter, StoreBinding, UsageError, bind_store, close_
 from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .redaction import Redactor
 from .reference import HistoryMismatch
-from .results import Status
+from .results import Status, scenario_group
 from .settings import ROOMY_TTL_S, WINDOWLESS, Settings
 
 CAPTURE_LIMIT = 64 * 1024        # characters of captured output kept per section of a scenario's report
@@ -275,11 +275,8 @@ def scenario_info(item: pytest.Item) -> dict[str, Any]:
     params = getattr(getattr(item, "callspec", None), "params", {})
     window, profile = params.get("window"), params.get("profile")
     point = f"N={window}" if window is not None else profile.name if profile is not None else ""
-    return {"scenario": getattr(item, "originalname", item.name),
-            "group": Path(str(item.path)).stem.removeprefix("test_").replace("_", "-"),
-            "point": point, "requires": requires,
-            "window": "" if window is None else str(window),
-            "profile": profile.name if profile is not None else ""}
+    return {"scenario": getattr(item, "originalname", item.name), "group": scenario_group(item.path.as_posix()),
+            "point": point, "requires": requires}
 
 
 def definition_line(factory: Any) -> int | None:
