@@ -3,6 +3,7 @@
 #   docker run --rm --network none -v "$PWD:/workspace" -w /workspace memory-regression --store app/memory.py:Store
 
 # -- build: the suite and its dependencies in a virtual environment ------------------------------
+# (with the bytecode pip compiles: every run starts three interpreters, the runner and two workers)
 FROM debian:trixie-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 python3-venv \
@@ -11,8 +12,7 @@ COPY pyproject.toml README.md /src/
 COPY memory_regression /src/memory_regression
 COPY suite /src/suite
 RUN python3 -m venv /opt/memory-regression \
- && /opt/memory-regression/bin/pip install --no-cache-dir --disable-pip-version-check /src \
- && find /opt/memory-regression -name __pycache__ -prune -exec rm -rf {} +
+ && /opt/memory-regression/bin/pip install --no-cache-dir --disable-pip-version-check /src
 
 # -- runtime: Debian's python3 and redis-server, the environment from the build stage -------------
 FROM debian:trixie-slim
