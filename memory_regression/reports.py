@@ -65,8 +65,11 @@ def prepare_report_dir(paths: ReportPaths, shown: str) -> list[Path]:
     try:
         for parent in reversed([directory, *directory.parents]):
             if not parent.exists():
-                parent.mkdir()
-                created.append(parent)
+                try:
+                    parent.mkdir()
+                    created.append(parent)
+                except FileExistsError:
+                    pass   # another run sharing the directory made it meanwhile
         if not directory.is_dir():
             raise UsageError(f"--report-dir {shown!r} is not a directory: give a directory for the reports")
         probe = directory / f".memory-regression-write-check-{os.getpid()}"

@@ -398,3 +398,21 @@ def test_reports_are_handed_to_the_directory_owner_without_following_symlinks(ru
     result = run_suite("--store", store, *ONE_SCENARIO, cwd=workspace, report_dir=nested)
     assert result.exit_code == 0, result.output
     assert nested.stat().st_uid == owner and nested.parent.stat().st_uid == owner
+
+
+def test_a_report_dir_another_run_makes_meanwhile_is_used(tmp_path, monkeypatch):
+    """Two runs sharing a new report directory race to create it: the one that loses goes on."""
+    from pathlib import Path
+
+    from memory_regression.reports import ReportPaths, prepare_report_dir
+
+    make = Path.mkdir
+
+    def made_by_the_other_run_first(path, *args, **kwargs):
+        make(path)
+        return make(path, *args, **kwargs)   # FileExistsError, as for the run that lost the race
+
+    monkeypatch.setattr(Path, "mkdir", made_by_the_other_run_first)
+    target = tmp_path / "shared"
+    assert prepare_report_dir(ReportPaths(target), "shared") == []
+    assert target.is_dir()
