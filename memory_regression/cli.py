@@ -113,7 +113,7 @@ class Runner:
             parser.print_help()
             return 0
         values = vars(parsed)
-        self.paths = reports.ReportPaths(self.workdir / values["report_dir"])
+        self.paths = reports.ReportPaths(self.workdir / values["report_dir"])   # until --working-directory
         INTERRUPTS.arm()
         self.store = values["store"]
         self.redactor = Redactor(url_secrets(str(values["redis"])))
