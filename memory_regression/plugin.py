@@ -22,7 +22,7 @@ from .redaction import Redactor
 from .results import RunSummary, Status
 from .run import WORKER_INPUT, SuiteRun
 from .settings import SUITE_OPTIONS, Settings
-from .supervisor import WorkerChannel
+from .supervisor import WorkerChannel, dump_path
 from .worker import ScenarioWorker, prepare_worker_process
 
 
@@ -62,7 +62,7 @@ def worker_from_input(worker: str, given: dict) -> ScenarioWorker:
     scratch = Path(given["scratch"])
     settings = Settings.from_mapping(given["settings"], Path(given["workdir"]))
     return ScenarioWorker(settings, Endpoint(**given["endpoint"]), WorkerChannel(given["channel"], worker),
-                          Redactor(given["secrets"]), scratch, dump_path=scratch / f"{worker}.dump")
+                          Redactor(given["secrets"]), scratch, dump_path=dump_path(scratch, worker))
 
 
 def run_from_options(config: pytest.Config) -> SuiteRun:

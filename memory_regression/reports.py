@@ -233,10 +233,14 @@ def attach_diagnosis(report: Any, result: ScenarioResult) -> None:
     report.extras = [*getattr(report, "extras", []), extras.html(block)]
 
 
-def _write(path: Path, text: str) -> None:
-    """Write a report file afresh: an existing file or symlink there is replaced, never followed."""
+def _unlink_symlink(path: Path) -> None:
+    """A symlink where a report goes is removed, so that writing the report never follows it."""
     if path.is_symlink():
         path.unlink()
+
+
+def _write(path: Path, text: str) -> None:
+    _unlink_symlink(path)
     path.write_text(text, encoding="utf-8")
 
 
@@ -254,8 +258,7 @@ def write_error_junit(summary: RunSummary, path: Path) -> None:
     suite.update_statistics()
     xml = JUnitXml()
     xml.add_testsuite(suite)
-    if path.is_symlink():
-        path.unlink()
+    _unlink_symlink(path)
     xml.write(str(path))
 
 

@@ -112,6 +112,11 @@ class Death:
         return f"{how} {self.during}"
 
 
+def dump_path(directory: Path, worker: str) -> Path:
+    """Where a worker's faulthandler writes its stack, for the runner to read after its death."""
+    return directory / f"{worker}.dump"
+
+
 def store_frames(dump: str, limit: int = 8) -> str:
     """The frames of a faulthandler dump that belong to the store (not to pytest or the suite)."""
     kept: list[str] = []
@@ -172,9 +177,7 @@ class Supervisor:
             while True:
                 try:
                     data = self._socket.recv(MESSAGE_LIMIT + 1024)
-                except (BlockingIOError, InterruptedError):
-                    return
-                except OSError:
+                except OSError:   # nothing more to read (BlockingIOError), or the socket is closed
                     return
                 try:
                     self.receive(json.loads(data))
@@ -212,9 +215,7 @@ class Supervisor:
                 deadlines = [s.deadline for s in self.workers.values() if s.deadline is not None]
             wait = min([0.5, *[d - time.monotonic() for d in deadlines]])
             if wait > 0:
-                readable, _, _ = select.select([self._socket], [], [], wait)
-                if readable:
-                    self.drain()
+                select.select([self._socket], [], [], wait)   # a message, or the nearest deadline
             self._enforce()
 
     def _enforce(self) -> None:
@@ -258,9 +259,6 @@ class Supervisor:
         shutil.rmtree(self.directory, ignore_errors=True)
 
     # -- deaths -------------------------------------------------------------------------------------
-    def dump_path(self, worker: str) -> Path:
-        return self.directory / f"{worker}.dump"
-
     def death(self, worker: str) -> Death:
         """What became of a worker that went down; its process has ended or is ending."""
         self.drain()
@@ -270,7 +268,7 @@ class Supervisor:
             return Death(worker, "starting", None, None, None, None, "")
         status, signal_name = _exit_status(state.pid)
         try:
-            dump = self.dump_path(worker).read_text(encoding="utf-8", errors="replace")
+            dump = dump_path(self.directory, worker).read_text(encoding="utf-8", errors="replace")
         except OSError:
             dump = ""
         return Death(worker, state.phase, state.nodeid, status, signal_name, state.cut_off,
