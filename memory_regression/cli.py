@@ -114,7 +114,7 @@ class Runner:
             return 0
         values = vars(parsed)
         self.paths = reports.ReportPaths(self.workdir / values["report_dir"])   # until --working-directory
-        INTERRUPTS.arm()
+        INTERRUPTS.check()   # from here on, an interrupt has reports to go to
         self.store = values["store"]
         self.redactor = Redactor(url_secrets(str(values["redis"])))
         if github.is_github_actions(self.environ):
@@ -140,15 +140,19 @@ class Runner:
         except UsageError as exc:
             self.stopped = (Status.USAGE_ERROR, str(exc))
             return None
-        if values["requirements"] and (problem := install_requirements(values["requirements"])):
-            self.stopped = (Status.USAGE_ERROR, problem)
-            return None
+        if values["requirements"]:
+            with INTERRUPTS.raising():
+                problem = install_requirements(values["requirements"])
+            if problem:
+                self.stopped = (Status.USAGE_ERROR, problem)
+                return None
 
         import pytest
 
         from .plugin import suite_directory
         from .run import SuiteRun
 
+        INTERRUPTS.check()
         self.run = SuiteRun(settings)
         suite = suite_directory()
         # only the plugins the suite uses, in the runner and its workers: other pytest plugins the

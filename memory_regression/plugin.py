@@ -76,7 +76,6 @@ def run_from_options(config: pytest.Config) -> SuiteRun:
         reports.write_all(RunSummary(Status.USAGE_ERROR, str(exc), store=values["store"]), paths, Redactor())
         raise pytest.UsageError(str(exc)) from None
     INTERRUPTS.install()
-    INTERRUPTS.arm()
     return SuiteRun(settings)
 
 

@@ -120,6 +120,13 @@ class SuiteRun:
         if self.stopped is None:
             self.stopped = (status, self.redactor.text(message))
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        """The session's loop is where the runner waits on the workers: the one place, past pytest's
+        start-up, where Ctrl-C may raise at once (see :mod:`.interrupts`)."""
+        with INTERRUPTS.raising():
+            return (yield)
+
     # -- workers coming and going ------------------------------------------------------------------
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         self.slots.pop(node.gateway.id, None)
