@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from . import reports
+from . import html_report, reports
 from .backend import Backend, BackendError, UnusableDatabase, open_backend
 from .capabilities import Capability, conformance_level
 from .interrupts import INTERRUPTS
@@ -202,7 +202,7 @@ class SuiteRun:
                 self.summary.keys_without_ttl.append(f"{key} ({report.nodeid})")
         report.user_properties = self._properties(result)
         if report.failed and result.message:
-            reports.attach_diagnosis(report, result)
+            html_report.attach_diagnosis(report, result)
 
     def _result(self, nodeid: str) -> ScenarioResult:
         if nodeid in self.results:
@@ -284,7 +284,7 @@ class SuiteRun:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: list, summary: list, postfix: list) -> None:
-        prefix.extend(reports.html_summary(self.summary))
+        prefix.extend(html_report.html_summary(self.summary))
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self) -> None:
