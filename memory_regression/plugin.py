@@ -1,5 +1,9 @@
-"""The pytest entry point of the suite (``suite/conftest.py`` loads it): the options, and which
-plugin object a process gets.
+"""The suite's pytest plugin: the options, and which plugin object a process gets.
+
+It is no global pytest plugin (no ``pytest11`` entry point), so other pytest sessions in the same
+environment never see it: ``suite/conftest.py`` loads it for the suite's own files, and
+``pytest -p memory_regression.plugin --pyargs memory_regression.suite --store SPEC`` loads it for
+the installed suite.
 
 - The runner registers a :class:`~.run.SuiteRun` itself; plain ``pytest --store SPEC`` gets one
   built here from pytest's options.

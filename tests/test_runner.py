@@ -327,13 +327,42 @@ def test_summary_files_agree(run_suite):
     assert "test_round_trip_keeps_role_content_and_order" in scenarios["core"]
 
 
-@pytest.mark.parametrize("where", [["suite"], ["--pyargs", "memory_regression.suite"]])
+@pytest.mark.parametrize("where", [["suite"], ["-p", "memory_regression.plugin", "--pyargs", "memory_regression.suite"]])
 def test_plain_pytest_runs_the_suite(tmp_path, where):
     done = subprocess.run([sys.executable, "-m", "pytest", *where, "--store", GOOD, "--report-dir",
                            str(tmp_path), "-q", *ONE_SCENARIO], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "summary.json").is_file() and (tmp_path / "report.html").is_file()
+
+
+def test_other_pytest_runs_never_see_the_plugin(tmp_path):
+    """A user's own tests, in the environment that has the suite installed, with a fixture named
+    ``memory`` and a ``--store`` option of their own: the suite's plugin must stay out."""
+    (tmp_path / "conftest.py").write_text(textwrap.dedent("""\
+        import pytest
+
+        def pytest_addoption(parser):
+            parser.addoption("--store", default="shelf")
+
+        @pytest.fixture
+        def memory():
+            return ["kept"]
+        """), encoding="utf-8")
+    (tmp_path / "test_app.py").write_text(textwrap.dedent("""\
+        def test_uses_its_own_memory_fixture(memory, pytestconfig):
+            assert memory == ["kept"] and pytestconfig.getoption("--store") == "shelf"
+        """), encoding="utf-8")
+    for extra in ([], ["--store", "warehouse"]):
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTEST_ADDOPTS": ""})
+        if extra:
+            assert done.returncode == 1 and "'warehouse' == 'shelf'" in done.stdout, done.stdout + done.stderr
+        else:
+            assert done.returncode == 0, done.stdout + done.stderr
+        assert "memory-regression" not in done.stdout + done.stderr
+    assert not (tmp_path / "memory-reports").exists(), "the plugin wrote reports"
 
 
 def run_with_edited_suite(tmp_path, module, edit):
