@@ -6,6 +6,9 @@ message in store terms ("lost message 7 of 12") followed by expected against act
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from itertools import zip_longest
 from typing import Callable, Sequence
 
 from .contract import Message
@@ -13,14 +16,40 @@ from .contract import Message
 MAX_LISTED = 24  # rows of the expected/actual listing in one failure message
 
 
+@dataclass(frozen=True)
+class Listing:
+    """Expected against actual, row by row, cut to MAX_LISTED rows from three before the first
+    difference. A row is ``[differs, expected number, expected message, actual number, actual
+    message]``; a side with no message in that row has number None and message "". Plain values
+    only, so that it travels from a worker to the runner as it is."""
+
+    expected: int     # messages in each history
+    actual: int
+    rows: list[list]
+    before: int       # equal rows left out above
+    after: int        # rows left out below
+
+    def text(self) -> str:
+        """The listing as aligned text, ``!!`` marking the rows that differ."""
+        width = max((len(row[2]) for row in self.rows), default=0)
+        lines = [f"expected ({messages(self.expected)}) | actual ({messages(self.actual)})"]
+        if self.before:
+            lines.append(f"  ... {self.before} earlier rows equal")
+        for differs, i, want, j, got in self.rows:
+            lines.append(f"{'!!' if differs else '  '}{i or '':>4}  {want or '-':<{width}}  |"
+                         f"{j or '':>4}  {got or '-'}")
+        if self.after:
+            lines.append(f"  ... {self.after} more rows")
+        return "\n".join(lines)
+
+
 class HistoryMismatch(AssertionError):
     """A scenario's failure: a one-line diagnosis plus the expected and actual histories."""
 
-    def __init__(self, diagnosis: str, expected: Sequence[Message] | None, actual: Sequence[Message]):
+    def __init__(self, diagnosis: str, expected: Sequence[Message], actual: Sequence[Message]):
         self.diagnosis = diagnosis
-        self.expected = list(expected) if expected is not None else None
-        self.actual = list(actual)
-        super().__init__(f"{diagnosis}\n{side_by_side(self.expected, self.actual)}")
+        self.listing = listing(expected, actual)
+        super().__init__(f"{diagnosis}\n{self.listing.text()}")
 
 
 def expected_count_window(appended: Sequence[Message], window: int) -> list[Message]:
@@ -136,32 +165,19 @@ def token_window_problem(appended: Sequence[Message], history: Sequence[Message]
     return None
 
 
-def side_by_side(expected: Sequence[Message] | None, actual: Sequence[Message]) -> str:
-    """Expected against actual, one message a row, around the first difference."""
-    expected_rows = [m.describe() for m in expected] if expected is not None else []
-    actual_rows = [m.describe() for m in actual]
-    first = 0
-    if expected is not None:
-        while (first < min(len(expected_rows), len(actual_rows))
-               and expected[first] == actual[first]):
-            first += 1
+def listing(expected: Sequence[Message], actual: Sequence[Message]) -> Listing:
+    """Expected against actual, aligned as difflib's SequenceMatcher matches them (a message one side
+    lacks gets a row of its own, so an extra message marks that row alone)."""
+    rows: list[list] = []
+    matcher = SequenceMatcher(None, expected, actual, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for i, j in zip_longest(range(i1, i2), range(j1, j2)):
+            rows.append([tag != "equal", *_side(expected, i), *_side(actual, j)])
+    first = next((index for index, row in enumerate(rows) if row[0]), 0)
     start = max(0, first - 3)
-    end = start + MAX_LISTED
-    longest = max(len(expected_rows), len(actual_rows))
-    lines = []
-    if expected is not None:
-        lines.append(f"expected ({messages(len(expected_rows))}) | actual ({messages(len(actual_rows))})")
-    else:
-        lines.append(f"actual ({messages(len(actual_rows))})")
-    if start:
-        lines.append(f"  ... {start} earlier rows equal")
-    for index in range(start, min(end, longest)):
-        want = expected_rows[index] if index < len(expected_rows) else "-"
-        got = actual_rows[index] if index < len(actual_rows) else "-"
-        if expected is None:
-            lines.append(f"  {index + 1:>4}  {got}")
-        else:
-            lines.append(f"{'  ' if want == got else '!!'}{index + 1:>4}  {want}  |  {got}")
-    if longest > end:
-        lines.append(f"  ... {longest - end} more rows")
-    return "\n".join(lines)
+    return Listing(len(expected), len(actual), rows[start:start + MAX_LISTED], start,
+                   max(0, len(rows) - start - MAX_LISTED))
+
+
+def _side(history: Sequence[Message], index: int | None) -> tuple[int | None, str]:
+    return (None, "") if index is None else (index + 1, history[index].describe())
