@@ -22,8 +22,9 @@ CONTAINER_TIMEOUT_S = 300
 BROKEN_TRIM = "pipe.ltrim(key, -self.max_history - 1, -1)"
 
 
-@pytest.fixture(scope="module")
-def docker_client():
+def docker_engine():
+    """A client of the Docker engine; skips the test where none answers, fails it with REQUIRE_DOCKER=1
+    (shared with test_fresh_machine.py)."""
     try:
         import docker
         client = docker.from_env()
@@ -31,7 +32,14 @@ def docker_client():
     except Exception as exc:  # no SDK, no socket, no engine
         if os.environ.get("REQUIRE_DOCKER") == "1":
             pytest.fail(f"REQUIRE_DOCKER=1 but no Docker engine answers: {exc}")
-        pytest.skip(f"no Docker engine answers ({exc}); start one to run the image tests")
+        pytest.skip(f"no Docker engine answers ({exc}); start one to run the Docker tests")
+    return client
+
+
+@pytest.fixture(scope="module")
+def docker_client():
+    client = docker_engine()
+    import docker
     try:
         client.images.get(IMAGE)
     except docker.errors.ImageNotFound:
