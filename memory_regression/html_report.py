@@ -1,6 +1,7 @@
 """What the run adds to pytest-html's report.html, through its hooks: the block above the results
-(the run's facts and the matrix) and each failure's diagnosis on its row. Stored content is always
-escaped, so a message holding HTML shows as text.
+(the verdict banner, the run's facts, the matrix and its legend), each failure's diagnosis and
+aligned expected-against-actual histories on its row, and skip reasons as plain text. Stored content
+is always escaped, so a message holding HTML shows as text, and long lines wrap.
 """
 
 from __future__ import annotations
@@ -8,21 +9,48 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .results import RunSummary, ScenarioResult
+from .reference import Listing, messages
+from .reports import headline
+from .results import NO_POINT, RunSummary, ScenarioResult, Status
+
+STYLE = """<style>
+.memory-verdict {border-left: 8px solid #b60; background: #fff4e0; padding: 4px 12px; margin: 8px 0}
+.memory-verdict.passed {border-color: #060; background: #eaf6ea}
+.memory-verdict.failed {border-color: #b00; background: #fbeaea}
+.memory-status {font-size: 1.6em; font-weight: bold; margin: 4px 0}
+.summary .run-count {display: none}
+.memory-matrix td, .memory-matrix th {padding: 2px 8px; text-align: left}
+.memory-matrix .passed {color: #060}
+.memory-matrix .failed, .memory-matrix .error {color: #b00; font-weight: bold}
+.memory-matrix .skipped {color: #888}
+.memory-warning {color: #b00}
+.memory-verdict, .memory-diagnosis, .memory-diagnosis pre, .logwrapper .log
+  {white-space: pre-wrap; overflow-wrap: anywhere}
+#results-table .memory-diff {table-layout: fixed; width: 100%; font-family: monospace; color: black}
+#results-table .memory-diff td, #results-table .memory-diff th
+  {white-space: pre-wrap; overflow-wrap: anywhere; vertical-align: top; padding: 1px 6px; border: none}
+#results-table .memory-diff .mark {width: 3em}
+#results-table .memory-diff .number {width: 4em; text-align: right; color: #888}
+#results-table .memory-diff tr.differs {background: #fdd}
+#results-table .memory-diff tr.differs .mark {color: #b00; font-weight: bold}
+</style>"""
 
 
 def html_summary(summary: RunSummary) -> list[str]:
-    """The block the run adds above pytest-html's results table: the run's facts and the matrix."""
+    """The block the run adds above pytest-html's results: the verdict banner (which replaces
+    pytest-html's "N tests took" line: that counts only passes and failures, not skips and errors),
+    the run's facts, the matrix and a legend for it."""
     items = [("Store", summary.store), ("Capabilities", ", ".join(summary.capabilities)),
              ("Conformance level", summary.conformance_level), ("Redis", summary.backend)]
     items += [(f"Profile {p['name']}", f"budget {p['max_tokens']} tokens, counter {p['counter']}")
               for p in summary.profiles]
+    kind = summary.status.value if summary.status in (Status.PASSED, Status.FAILED) else "other"
+    banner = [f"<p class='memory-status'>{html.escape(summary.status.value)}</p>"]
+    if summary.results:
+        banner.append(f"<p>{html.escape(headline(summary))}; the run took {summary.duration_s:.0f} s</p>")
     if summary.message:
-        items.insert(0, ("Status", f"{summary.status}: {summary.message}"))
-    parts = ["<style>.memory-matrix td, .memory-matrix th {padding: 2px 8px; text-align: left}"
-             " .memory-matrix .passed {color: #060} .memory-matrix .failed, .memory-matrix .error"
-             " {color: #b00; font-weight: bold} .memory-matrix .skipped {color: #888}"
-             " .memory-warning {color: #b00}</style>", "<div class='memory-summary'>"]
+        banner.append(f"<p>{html.escape(summary.message)}</p>")
+    parts = [STYLE, "<div class='memory-summary'>", f"<div class='memory-verdict {kind}'>{''.join(banner)}</div>"]
     if summary.backend_warning:
         parts.append(f"<p class='memory-warning'><b>Warning:</b> {html.escape(summary.backend_warning)}</p>")
     parts.append("<ul>" + "".join(f"<li><b>{html.escape(k)}:</b> {html.escape(str(v))}</li>"
@@ -35,16 +63,69 @@ def html_summary(summary: RunSummary) -> list[str]:
             parts.append(f"<tr><td>{html.escape(group)}</td><td>{html.escape(scenario)}</td>"
                          + "".join(f"<td class='{cells[c] if c in cells else 'none'}'>{cells.get(c, '')}</td>"
                                    for c in columns) + "</tr>")
-        parts.append("</table>")
+        parts += ["</table>", _legend(columns, summary)]
     return [*parts, "</div>"]
 
 
+def _legend(columns: list[str], summary: RunSummary) -> str:
+    """What the matrix's columns and cells mean."""
+    windows = [c for c in columns if c.startswith("N=")]
+    profiles = [p["name"] for p in summary.profiles if p["name"] in columns]
+    entries = [f"{NO_POINT}: scenarios that run once, not per window or profile"] if NO_POINT in columns else []
+    if windows:
+        entries.append(f"{', '.join(windows)}: count windows (max_messages)")
+    if profiles:
+        entries.append(f"{', '.join(profiles)}: model profiles (token budgets)")
+    entries += ["a blank cell: the scenario does not run at that window or profile",
+                "skipped: the store lacks a capability the scenario needs (the reason is on its row below)",
+                "error: the scenario could not be set up or torn down"]
+    return ("<p class='memory-legend'><b>Legend:</b> "
+            + "; ".join(html.escape(entry) for entry in entries) + ".</p>")
+
+
 def attach_diagnosis(report: Any, result: ScenarioResult) -> None:
-    """Put a failure's diagnosis and histories on its row of report.html, as escaped text."""
+    """Put a failure's diagnosis on its row of report.html, with its histories as an aligned diff
+    when the worker sent them (``memory_verdict["listing"]``), else its details as text."""
     try:
         from pytest_html import extras
     except ImportError:
         return
-    block = (f"<div class='memory-diagnosis'><p><b>{html.escape(result.message)}</b></p>"
-             f"<pre>{html.escape(result.details)}</pre></div>")
+    verdict = getattr(report, "memory_verdict", {})
+    if verdict.get("listing"):
+        body = _diff(Listing(**verdict["listing"])) + _pre(verdict["notes"])
+    else:
+        body = _pre(result.details)
+    block = f"<div class='memory-diagnosis'><p><b>{html.escape(result.message)}</b></p>{body}</div>"
     report.extras = [*getattr(report, "extras", []), extras.html(block)]
+
+
+def _pre(text: str) -> str:
+    return f"<pre>{html.escape(text)}</pre>" if text else ""
+
+
+def _diff(listing: Listing) -> str:
+    """The listing as a table of mark, number and message on each side; class ``differs`` on the
+    rows that differ."""
+    def row(differs: bool, i: Any, want: str, j: Any, got: str) -> str:
+        cells = "".join(f"<td class='{name}'>{html.escape(str(cell))}</td>" for name, cell in
+                        (("mark", "!!" if differs else ""), ("number", i), ("message", want),
+                         ("number", j), ("message", got)))
+        return f"<tr class='differs'>{cells}</tr>" if differs else f"<tr>{cells}</tr>"
+
+    lines = ["<table class='memory-diff'><colgroup><col class='mark'><col class='number'><col>"
+             "<col class='number'><col></colgroup>"
+             f"<tr><th></th><th></th><th>expected ({messages(listing.expected)})</th><th></th>"
+             f"<th>actual ({messages(listing.actual)})</th></tr>"]
+    if listing.before:
+        lines.append(row(False, "", f"... {listing.before} earlier rows equal", "", ""))
+    for differs, i, want, j, got in listing.rows:
+        lines.append(row(differs, i or "", want or "-", j or "", got or "-"))
+    if listing.after:
+        lines.append(row(False, "", f"... {listing.after} more rows", "", ""))
+    return "".join(lines) + "</table>"
+
+
+def plain_skip_reason(report: Any, log: list[str]) -> None:
+    """pytest-html logs a skip as pytest's raw (file, line, reason) tuple: log the reason alone."""
+    if report.skipped and isinstance(report.longrepr, tuple) and log:
+        log[0] = html.escape(report.longrepr[2].removeprefix("Skipped: ")) + "\n"

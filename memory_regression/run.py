@@ -286,6 +286,10 @@ class SuiteRun:
     def pytest_html_results_summary(self, prefix: list, summary: list, postfix: list) -> None:
         prefix.extend(html_report.html_summary(self.summary))
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_html(self, report: pytest.TestReport, data: list) -> None:
+        html_report.plain_skip_reason(report, data)
+
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self) -> None:
         self.conclude()

@@ -17,6 +17,7 @@ import inspect
 import os
 import signal
 import traceback
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -242,9 +243,7 @@ class ScenarioWorker:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
         report = yield
         if report.failed or report.skipped:
-            message, details = describe_outcome(report, call.excinfo)
-            report.memory_verdict = {"message": self.redactor.text(message),
-                                     "details": self.redactor.text(details)}
+            report.memory_verdict = redacted(describe_outcome(report, call.excinfo), self.redactor)
         if report.failed:   # pytest's own rendering stays, unless it holds a secret or is too long
             text = report.longreprtext
             safe = cap(self.redactor.text(text), CAPTURE_LIMIT, "this failure's text")
@@ -259,6 +258,17 @@ class ScenarioWorker:
     def pytest_sessionfinish(self) -> None:
         if self.connection is not None:
             self.connection.close()
+
+
+def redacted(value: Any, redactor: Redactor) -> Any:
+    """``value`` with every string in it, however nested in dicts and lists, redacted."""
+    if isinstance(value, str):
+        return redactor.text(value)
+    if isinstance(value, dict):
+        return {key: redacted(item, redactor) for key, item in value.items()}
+    if isinstance(value, list):
+        return [redacted(item, redactor) for item in value]
+    return value
 
 
 def cap(text: str, limit: int, what: str) -> str:
@@ -287,29 +297,36 @@ def definition_line(factory: Any) -> int | None:
         return None
 
 
-def describe_outcome(report: pytest.TestReport, excinfo: Any) -> tuple[str, str]:
-    """One line saying what happened, and the details worth reading (expected against actual)."""
+def describe_outcome(report: pytest.TestReport, excinfo: Any) -> dict[str, Any]:
+    """The verdict: ``message``, one line saying what happened, and ``details``, the text worth reading
+    (expected against actual); for a history mismatch also its ``listing`` (a :class:`.Listing` as a
+    mapping) and ``notes`` (the steps Hypothesis adds), which report.html shows as a table and text."""
     if report.skipped:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        return reason.removeprefix("Skipped: "), ""
+        return _verdict(reason.removeprefix("Skipped: "))
     if excinfo is None:
-        return "", ""
+        return _verdict("")
     exc = excinfo.value
     steps = "\n".join(getattr(exc, "__notes__", []))  # Hypothesis lists the steps of a failing sequence here
     if isinstance(exc, HistoryMismatch):
-        return exc.diagnosis, "\n".join(filter(None, [str(exc).partition("\n")[2], steps]))
+        return {**_verdict(exc.diagnosis, "\n".join(filter(None, [exc.listing.text(), steps]))),
+                "listing": asdict(exc.listing), "notes": steps}
     if isinstance(exc, AssertionError):
         text = str(exc).split("\nassert ")[0]
         first, _, rest = text.partition("\n")
-        return first, rest
+        return _verdict(first, rest)
     forbidden = forbidden_command(exc)
     if forbidden:
-        return (f"the store ran {forbidden} on the suite's Redis server, which the suite forbids: a memory "
-                "store must never flush, reconfigure or shut down the server (it would destroy every "
-                "other session's history)", report.longreprtext[-DETAILS_LIMIT:])
+        return _verdict(f"the store ran {forbidden} on the suite's Redis server, which the suite forbids: a "
+                        "memory store must never flush, reconfigure or shut down the server (it would destroy "
+                        "every other session's history)", report.longreprtext[-DETAILS_LIMIT:])
     origin = "the store raised" if report.when == "call" else f"{report.when} failed:"
     short = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
-    return f"{origin} {short}", report.longreprtext[-DETAILS_LIMIT:]
+    return _verdict(f"{origin} {short}", report.longreprtext[-DETAILS_LIMIT:])
+
+
+def _verdict(message: str, details: str = "") -> dict[str, Any]:
+    return {"message": message, "details": details}
 
 
 def forbidden_command(exc: BaseException) -> str | None:

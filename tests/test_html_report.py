@@ -1,6 +1,9 @@
 """report.html as a person sees it: rendered by a real browser (headless Chromium)."""
 
+import html
+import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -10,15 +13,44 @@ BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 SCRIPT_CONTENT = "<script>alert('x')</script>"   # one of the round-trip scenario's contents
 
 
+# Run in the page once pytest-html's own script has built the results: what only layout can tell
+# (widths, positions, visible text), written into the DOM that --dump-dom then prints.
+PROBE = """<script>
+addEventListener("load", () => setTimeout(() => {
+  const probe = document.createElement("pre");
+  probe.id = "memory-probe";
+  probe.textContent = JSON.stringify({
+    pageWidth: document.documentElement.scrollWidth, viewportWidth: innerWidth, viewportHeight: innerHeight,
+    verdictTop: document.querySelector(".memory-verdict")?.getBoundingClientRect().top,
+    visibleText: document.body.innerText,
+    skipLogs: [...document.querySelectorAll("tbody.skipped .log")].map((log) => log.textContent)});
+  document.body.append(probe);
+}));
+</script>"""
+
+
 def render(report, profile_dir):
-    """The DOM after the report's own scripts ran, serialised by the browser."""
+    """The DOM after the report's own scripts ran, serialised by the browser (1280x900 pixels)."""
     done = subprocess.run(
         [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--window-size=1280,900", "--virtual-time-budget=10000",
          f"--user-data-dir={profile_dir}", "--dump-dom", report.as_uri()],
         capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def probe(report, profile_dir):
+    """The rendered DOM and what :data:`PROBE` measured in it, on a copy of the report."""
+    probed = report.with_name("probed.html")
+    page = report.read_text(encoding="utf-8")
+    end = page.rindex("</body>")
+    probed.write_text(page[:end] + PROBE + page[end:], encoding="utf-8")
+    dom = render(probed, profile_dir)
+    found = re.search(r'<pre id="memory-probe">(.*?)</pre>', dom, re.S)
+    assert found, "the probe did not run"
+    return dom, json.loads(html.unescape(found.group(1)))
 
 
 @pytest.fixture
@@ -52,3 +84,63 @@ def test_a_crashed_scenario_has_its_row_and_diagnosis(browser, run_suite, tmp_pa
     assert "1 Failed" in dom and "1 Passed" in dom
     assert "the store's process was killed by SIGSEGV during test_core.py::" in dom
     assert "tests/stores/hostile.py" in dom, "the diagnosis shows where the store was"
+
+
+# OffByOneTrim (keeps N+1 messages), raising a 100 KB one-line error in the round trip
+LONG_LINE_STORE = """
+from tests.stores.broken import OffByOneTrim
+from tests.stores.hostile import ROUND_TRIP_MARK
+
+
+class OffByOneWithALongError(OffByOneTrim):
+    def append(self, session_id, role, content):
+        if ROUND_TRIP_MARK in content:
+            raise ValueError("x" * 100_000)
+        super().append(session_id, role, content)
+"""
+
+
+def test_read_at_a_glance(browser, run_suite, tmp_path):
+    """The verdict first, a legend for the matrix, skip reasons as text, only the differing rows of
+    an off-by-one history marked, and no line wider than the page."""
+    store = tmp_path / "long_line_store.py"
+    store.write_text(LONG_LINE_STORE)
+    result = run_suite("--store", f"{store}:OffByOneWithALongError",
+                       "-k", "round_trip or count_window or token_window")
+    assert result.exit_code == 1
+    totals = result.summary["totals"]
+    assert totals == {"total": 7, "passed": 0, "failed": 3, "skipped": 4, "errors": 0}
+    dom, seen = probe(result.report_dir / "report.html", tmp_path / "chromium")
+
+    banner = re.search(r'<div class="memory-verdict failed">(.*?)</div>', dom, re.S)
+    assert banner, "no verdict banner for a failed run"
+    assert '<p class="memory-status">failed</p>' in banner.group(1)
+    assert ("0 passed, 3 failed, 4 skipped, 0 errors of 7 scenarios; conformance level none"
+            in banner.group(1)), banner.group(1)
+    assert dom.index(banner.group()) < dom.index('<table class="memory-matrix">'), "the banner is below the matrix"
+    assert seen["verdictTop"] < seen["viewportHeight"], "the banner is not on the first screen"
+    # pytest-html's "N tests took" counts only passes and failures: no count may disagree with ours
+    assert all(int(n) == totals["total"] for n in re.findall(r"(\d+) tests? took", seen["visibleText"])), \
+        "the report states a test count other than the scenarios'"
+
+    assert '<td class="none"></td>' in dom, "the matrix has no blank cell to explain"
+    legend = re.search(r'<p class="memory-legend">(.*?)</p>', dom, re.S)
+    assert legend, "no legend under the matrix"
+    assert "—: scenarios that run once" in legend.group(1)
+    assert "a blank cell: the scenario does not run at that window or profile" in legend.group(1)
+
+    assert len(seen["skipLogs"]) == 4
+    for log in seen["skipLogs"]:
+        assert log.startswith("store lacks token-window: "), log   # the reason, not pytest's tuple
+
+    diffs = re.findall(r'<table class="memory-diff">(.*?)</table>', dom, re.S)
+    assert len(diffs) == 2, "the two count-window failures show no aligned histories"
+    for diff in diffs:
+        marked = re.findall(r'<tr class="differs">(.*?)</tr>', diff, re.S)
+        assert len(marked) == 1, f"{len(marked)} rows marked for one extra message"
+        assert re.search(r'<td class="number"></td><td class="message">-</td><td class="number">1</td>',
+                         marked[0]), "the marked row is not the extra oldest message"
+
+    assert "x" * 100_000 in dom, "the long line is not in the report"
+    assert seen["pageWidth"] <= seen["viewportWidth"], \
+        f"the page scrolls sideways: {seen['pageWidth']} pixels wide in a {seen['viewportWidth']} pixel window"
