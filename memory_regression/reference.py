@@ -31,8 +31,9 @@ class Listing:
 
     def text(self) -> str:
         """The listing as aligned text, ``!!`` marking the rows that differ."""
-        width = max((len(row[2]) for row in self.rows), default=0)
-        lines = [f"expected ({messages(self.expected)}) | actual ({messages(self.actual)})"]
+        left = f"expected ({messages(self.expected)})"
+        width = max([len(left), *(len(row[2]) for row in self.rows)])
+        lines = [f"        {left:<{width}}  |      actual ({messages(self.actual)})"]
         if self.before:
             lines.append(f"  ... {self.before} earlier rows equal")
         for differs, i, want, j, got in self.rows:
