@@ -2,6 +2,7 @@
 the workflows with actionlint, the Dockerfile with hadolint; and action.yml against the runner."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -66,3 +67,41 @@ def test_action_inputs_are_runner_flags_and_outputs_are_written():
     written = set(github.outputs(RunSummary(), ROOT))
     assert set(action["outputs"]) == written
     assert action["runs"] == {"using": "docker", "image": "Dockerfile"}
+
+
+
+def pushed_references(release_tag: str, repository: str, tmp_path: Path) -> set[str]:
+    """The image references release.yml pushes for the tag ``release_tag``: the tags of its
+    docker/build-push-action step, filled in with the outputs of the steps they name, which are run
+    in bash as GitHub runs them (GITHUB_REF_NAME, GITHUB_REPOSITORY and a GITHUB_OUTPUT file)."""
+    release = yaml.safe_load((ROOT / ".github/workflows/release.yml").read_text(encoding="utf-8"))
+    steps = [step for job in release["jobs"].values() for step in job["steps"]]
+    tags = next(step for step in steps if step.get("uses", "").startswith("docker/build-push-action@"))["with"]["tags"]
+    outputs = {}
+    for step_id in set(re.findall(r"steps\.([\w-]+)\.outputs\.", tags)):
+        output_file = tmp_path / f"{step_id}.output"
+        output_file.write_text("")
+        step = next(step for step in steps if step.get("id") == step_id)
+        done = subprocess.run(["bash", "-e", "-c", step["run"]], capture_output=True, text=True, timeout=30,
+                              env={"PATH": os.environ["PATH"], "GITHUB_REF_NAME": release_tag,
+                                   "GITHUB_REPOSITORY": repository, "GITHUB_OUTPUT": str(output_file)})
+        assert done.returncode == 0, done.stderr
+        outputs[step_id] = dict(line.split("=", 1) for line in output_file.read_text().splitlines())
+    expression = re.compile(r"\$\{\{\s*steps\.([\w-]+)\.outputs\.([\w-]+)\s*\}\}")
+    return {expression.sub(lambda m: outputs[m.group(1)][m.group(2)], line).strip()
+            for line in tags.splitlines() if line.strip()}
+
+
+def test_docker_run_example_pulls_a_tag_the_release_pushes(tmp_path):
+    """The docker-run example's image is one that release.yml pushes for every 1.x release (the
+    moving major tag), of the repository whose action the other examples use, at the same major."""
+    examples = ROOT / "examples/workflows"
+    minimal = yaml.safe_load((examples / "memory-regression.yml").read_text(encoding="utf-8"))
+    uses = next(step["uses"] for step in minimal["jobs"]["memory"]["steps"] if "store" in step.get("with", {}))
+    repository, action_ref = uses.split("@")
+    images = re.findall(r"ghcr\.io/\S+", (examples / "memory-regression-docker-run.yml").read_text())
+    assert len(images) == 1, images
+    for release_tag in ("v1.0.0", "v1.4.2"):
+        pushed = pushed_references(release_tag, repository, tmp_path)
+        assert images[0] in pushed, (images[0], pushed)
+    assert images[0].rsplit(":", 1)[1] == action_ref, "the image tag and the action's major tag differ"
