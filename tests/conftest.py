@@ -100,6 +100,23 @@ def assert_well_formed(result: RunResult) -> None:
     ET.parse(result.report_dir / "junit.xml")
 
 
+def wait_for_handlers(pid: int, within_s: float = 10.0) -> None:
+    """Wait until the runner's signal handlers are installed (its first line does so): a signal sent
+    while the interpreter is still starting (slowed by a loaded machine) cannot be handled by any
+    tool. SIGTERM tells: the interpreter catches SIGINT from the start, SIGTERM only once the runner
+    installed its handlers for both."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return
+        caught = int(next(line for line in status.splitlines() if line.startswith("SigCgt:")).split()[1], 16)
+        if caught & (1 << (signal.SIGTERM - 1)):
+            return
+        time.sleep(0.005)
+
+
 def run_entrypoint(args, *, report_dir, cwd=ROOT, env=None, signals=(), expect_reports=True, give_report_dir=True):
     """Run entrypoint.py in a subprocess with the given arguments (and ``--report-dir`` unless the
     test gives it another way), sending ``signals`` as (seconds after start, signal) pairs; check
@@ -114,6 +131,8 @@ def run_entrypoint(args, *, report_dir, cwd=ROOT, env=None, signals=(), expect_r
     try:
         for at, signum in signals:
             time.sleep(max(0.0, started + at - time.monotonic()))
+            if signum != signal.SIGKILL:
+                wait_for_handlers(process.pid)
             process.send_signal(signum)
         output = process.communicate(timeout=RUN_TIMEOUT_S)[0]
     finally:
