@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import os
 import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, NoReturn
 
 from .interrupts import INTERRUPTS
 
@@ -28,15 +29,30 @@ PIP_OUTPUT_SHOWN = 3000
 PYTEST_PLUGINS = ("xdist", "metadata", "html")   # pytest-xdist, and pytest-html with what it needs
 
 
-def _parser(options: Any) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="memory-regression", add_help=False,
+class ArgumentsRejected(Exception):
+    """The command line cannot be read; the message says what to fix (a usage error, exit 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise ArgumentsRejected(message)
+
+
+def _parser(options: Any, contract: str) -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="memory-regression", add_help=False, allow_abbrev=False,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="memory-regression --store SPEC [options] [-k EXPR] [-x] [-- PYTEST ARGS]",
         description="Run the memory-regression suite against your store and a real Redis server.",
-        epilog="Other arguments (-k EXPR, -x, and everything after --) go to pytest. Inside a GitHub "
-               "Action, inputs named like the flags (window-sizes, pytest-args, ...) fill in the flags "
-               "not given. Exit status: 0 passed, 1 failed, 2 usage error, 3 Redis unavailable, "
-               "130 interrupted.")
+        epilog=f"The store contract:\n{contract}\n\n"
+               "Everything after -- goes to pytest (for example: -- -n 0 --pdb). Inside a GitHub Action, "
+               "inputs named\nlike the flags (window-sizes, pytest-args, ...) fill in the flags not given.\n"
+               "Exit status: 0 passed, 1 failed, 2 usage error, 3 Redis unavailable, 130 interrupted.")
     parser.add_argument("-h", "--help", action="store_true", help="show this help and exit")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument("--list", action="store_true",
+                        help="bind the store and list its capabilities, the profiles, and the scenarios "
+                             "that would run or be skipped, without running any (writes no report)")
     for option in options:
         if option.is_switch:
             parser.add_argument(option.flag, dest=option.key, action="store_true", help=option.help)
@@ -44,12 +60,46 @@ def _parser(options: Any) -> argparse.ArgumentParser:
             parser.add_argument(option.flag, dest=option.key, default=option.default, metavar=option.metavar,
                                 help=f"{option.help} (default: {option.default})"
                                 if option.default is not None else option.help)
+    parser.add_argument("-k", dest="keyword", metavar="EXPR", help="run only the scenarios whose names match "
+                        "EXPR (pytest -k), for example -k 'count_window or ttl'")
+    parser.add_argument("-x", dest="exitfirst", action="store_true", help="stop at the first failing scenario")
     return parser
 
 
-def install_requirements(spec: str) -> str | None:
-    """pip-install a requirements file or pip arguments; return pip's complaint if it failed."""
-    target = ["-r", spec] if Path(spec).is_file() else shlex.split(spec)
+def rejected_arguments(rest: list[str], parser: argparse.ArgumentParser) -> str:
+    """What to say about arguments the runner does not know, with the closest flag it does."""
+    first = rest[0]
+    if not first.startswith("-"):
+        hint = f"; to name the store, give --store {first}" if ":" in first else ""
+        return f"unexpected argument {first!r}: options take the form --name VALUE{hint}"
+    name = first.partition("=")[0]
+    flags = [flag for action in parser._actions for flag in action.option_strings]
+    close = difflib.get_close_matches(name, flags, n=1)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return (f"unknown option {name}{hint} (see memory-regression --help; pytest's own options go after --, "
+            "for example: -- -n 0)")
+
+
+PIP_PREFIX = "pip:"
+
+
+def pip_arguments(spec: str, workdir: Path) -> list[str]:
+    """What ``--requirements`` asks pip to install: a requirements file that must exist, or, only in an
+    explicit form, pip's own arguments (a value starting with ``-``, or with ``pip:`` before them).
+    A missing file is never taken for a package name: that name could be anyone's on the index."""
+    if spec.startswith("-"):
+        return shlex.split(spec)
+    if spec.startswith(PIP_PREFIX):
+        return shlex.split(spec[len(PIP_PREFIX):])
+    if not (workdir / spec).is_file():
+        from .contract import UsageError
+        raise UsageError(f"--requirements {spec!r}: no such file in {workdir} (give a requirements file, "
+                         f"or pip arguments explicitly: '{PIP_PREFIX} package==1.0', '-r file.txt')")
+    return ["-r", spec]
+
+
+def install_requirements(target: list[str]) -> str | None:
+    """pip-install ``target``; return pip's complaint if it failed."""
     print(f"memory-regression: installing requirements: pip install {shlex.join(target)}", flush=True)
     done = subprocess.run([sys.executable, "-m", "pip", "install", "--disable-pip-version-check",
                            "--no-input", *target], capture_output=True, text=True)
@@ -92,32 +142,51 @@ class Runner:
         self.fail_on_failure = True
         self.redactor: Any = None
         self.summary: Any = None           # the RunSummary, once finished
+        self.listing = False               # --list: bind the store and list the scenarios, run none
+        self.phrase: Callable[[str], str] = lambda text: text   # in an action: names inputs, not flags
 
     def start(self, stack: contextlib.ExitStack) -> int | None:
-        """Everything up to the end of the pytest session; an exit status only for --help."""
+        """Everything up to the end of the pytest session; an exit status when there is nothing to
+        run (--help, --version, no arguments at all)."""
         from . import github, reports
-        from .contract import UsageError
+        from .contract import UsageError, contract_summary
         from .redaction import Redactor, url_secrets
         from .results import Status
-        from .settings import OPTIONS, Settings
+        from .settings import OPTIONS, Settings, defaults
 
         args = self.argv
         before, after = (args[:args.index("--")], args[args.index("--") + 1:]) if "--" in args else (args, [])
-        if github.is_github_actions(self.environ):
+        parser = _parser(OPTIONS, contract_summary())
+        in_action, pytest_from_inputs = github.runs_as_action(self.environ), []
+        if in_action:   # messages name the inputs the values came from, not flags nobody typed
+            typed = {arg.partition("=")[0] for arg in before}
+            self.phrase = github.input_namer([o.flag for o in OPTIONS if o.flag not in typed])
             from_inputs, pytest_from_inputs = github.inputs_as_args(
                 self.environ, [(o.flag, o.is_switch) for o in OPTIONS], before)
             before, after = before + from_inputs, after + pytest_from_inputs
-        parser = _parser(OPTIONS)
-        parsed, rest = parser.parse_known_args(before)
-        if parsed.help:
+        elif not args:
+            print(parser.format_usage() + "memory-regression: error: give the store to test, for example "
+                  "--store app/memory.py:ChatMemory (see memory-regression --help)", file=sys.stderr)
+            return int(Status.USAGE_ERROR.exit_code)
+        try:
+            parsed, rest = parser.parse_known_args(before)
+            values = vars(parsed)
+            problem = rejected_arguments(rest, parser) if rest else None
+        except ArgumentsRejected as exc:
+            values, problem = {**defaults(), "list": False, "keyword": None, "exitfirst": False}, str(exc)
+        if values.get("help"):
             parser.print_help()
             return 0
-        values = vars(parsed)
-        self.paths = reports.ReportPaths(self.workdir / values["report_dir"])   # until --working-directory
+        if values.get("version"):
+            from . import __version__
+            print(f"memory-regression {__version__}")
+            return 0
+        self.listing = values["list"]
+        self.paths = None if self.listing else reports.ReportPaths(self.workdir / values["report_dir"])
         INTERRUPTS.check()   # from here on, an interrupt has reports to go to
         self.store = values["store"]
         self.redactor = Redactor(url_secrets(str(values["redis"])))
-        if github.is_github_actions(self.environ):
+        if in_action:
             for secret in self.redactor.secrets:
                 print(github.mask(secret), flush=True)
             stack.enter_context(github.commands_stopped())
@@ -129,20 +198,24 @@ class Runner:
                                 f"--working-directory {values['working_directory']!r}: {exc.strerror}")
                 return None
         self.workdir = Path.cwd()
-        self.paths = reports.ReportPaths(self.workdir / values["report_dir"])
         try:
-            self.created = reports.prepare_report_dir(self.paths, values["report_dir"])
+            if not self.listing:
+                self.paths = reports.ReportPaths(self.workdir / values["report_dir"])
+                self.created = reports.prepare_report_dir(self.paths, values["report_dir"])
+            if problem:
+                raise UsageError(problem)
             settings = Settings.from_mapping(values, self.workdir)
             fail_on_failure = str(values["fail_on_failure"]).strip().lower()
             if fail_on_failure not in ("true", "false"):
                 raise UsageError(f"--fail-on-failure {values['fail_on_failure']!r}: use true or false")
             self.fail_on_failure = fail_on_failure == "true"
+            requirements = pip_arguments(values["requirements"], self.workdir) if values["requirements"] else None
         except UsageError as exc:
             self.stopped = (Status.USAGE_ERROR, str(exc))
             return None
-        if values["requirements"]:
+        if requirements:
             with INTERRUPTS.raising():
-                problem = install_requirements(values["requirements"])
+                problem = install_requirements(requirements)
             if problem:
                 self.stopped = (Status.USAGE_ERROR, problem)
                 return None
@@ -153,21 +226,25 @@ class Runner:
         from .run import SuiteRun
 
         INTERRUPTS.check()
-        self.run = SuiteRun(settings)
+        self.run = SuiteRun(settings, listing=self.listing, phrase=self.phrase)
         suite = suite_directory()
         # only the plugins the suite uses, in the runner and its workers: other pytest plugins the
         # environment has (and their start-up time) stay out of the scenarios
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         plugins = [arg for name in PYTEST_PLUGINS for arg in ("-p", name)]
-        pytest.main([str(suite), "-c", str(suite / "pytest.ini"), "--rootdir", str(suite), *plugins, "-v",
-                     "--tb=short", *rest, *after], plugins=[self.run])
+        selection = [*(["-k", values["keyword"]] if values["keyword"] else []), *(["-x"] if values["exitfirst"] else [])]
+        output = ["-p", "no:terminal"] if self.listing else ["-v", "--tb=short"]   # a listing is printed at the end
+        pytest.main([str(suite), "-c", str(suite / "pytest.ini"), "--rootdir", str(suite), *plugins, *output,
+                     *selection, *after], plugins=[self.run])
         if not self.run.configured:   # pytest refused the arguments before the run began
-            self.run.stop(Status.USAGE_ERROR, f"pytest rejected the arguments {shlex.join(rest + after)!r}; "
-                                              "see its message above")
+            given = "the pytest-args input" if in_action and pytest_from_inputs else "the arguments after --"
+            self.run.stop(Status.USAGE_ERROR, f"pytest did not accept {given} ({shlex.join(after)}): "
+                                              f"{self.run.rejected or 'see its message above'}")
         return None
 
     def finish(self) -> int:
-        """Write what is left to write, hand the files over, publish on GitHub, and say the status."""
+        """Write what is left to write, hand the files over, publish on GitHub, and say the status:
+        an error on stderr, a listing on stdout."""
         from . import reports
         from .redaction import Redactor
         from .results import ExitCode, RunSummary, Status
@@ -181,9 +258,9 @@ class Runner:
             if status is Status.INTERRUPTED or INTERRUPTS.received:
                 by = f" by {INTERRUPTS.received}" if INTERRUPTS.received else ""
                 status, message = Status.INTERRUPTED, f"the run was interrupted{by} before any scenario ran"
+            message = self.phrase(message)
             summary = RunSummary(status, self.redactor.text(message) if self.redactor else message,
                                  store=self.store)
-            print(f"memory-regression: {summary.status}: {summary.message}", file=sys.stderr, flush=True)
             if self.paths is not None:
                 with contextlib.suppress(OSError):   # a report directory that cannot be written
                     reports.write_all(summary, self.paths, self.redactor or Redactor())
@@ -191,6 +268,15 @@ class Runner:
             written = [Path(p) for p in reports.written_reports(self.paths).values()]
             hand_over([*self.created, *written], self.workdir)
         self.summary = summary
+        listed = self.listing and summary.status is Status.NOT_RUN and bool(summary.results)
+        if listed:
+            try:
+                print(reports.render_listing(summary), flush=True)
+            except BrokenPipeError:   # piped into head: the rest is not wanted, and not an error
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        if summary.status not in (Status.PASSED, Status.FAILED):
+            print(f"memory-regression: {summary.status}: {summary.message}", file=sys.stderr, flush=True)
         if summary.exit_code == ExitCode.FAILED and not self.fail_on_failure:
             return int(ExitCode.PASSED)
         return int(summary.exit_code)

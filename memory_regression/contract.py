@@ -73,6 +73,17 @@ def parameter_table() -> str:
     return "\n".join(rows)
 
 
+def contract_summary() -> str:
+    """The contract in a few lines, for ``--help``."""
+    return ("--store names a class or factory; it is called afresh for every scenario with keyword\n"
+            "arguments chosen by parameter name (**kwargs gets them all):\n" + parameter_table() + "\n"
+            "Methods, found by name (plain or async def; name yours with --append-method etc.):\n"
+            f"  append (session_id, role, content): {', '.join(APPEND_METHODS)}\n"
+            f"  load (session_id), returning the history oldest first as role/content dicts or objects:\n"
+            f"    {', '.join(LOAD_METHODS)}\n"
+            f"  clear (session_id), optional: {', '.join(CLEAR_METHODS)}")
+
+
 def user_traceback(exc: BaseException) -> str:
     """The traceback of an exception raised by user code, without our or importlib's frames."""
     own = str(Path(__file__).resolve().parent)

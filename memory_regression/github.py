@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shlex
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 from .reports import ReportPaths
 from .results import RunSummary, Status
@@ -27,6 +28,21 @@ STEP_SUMMARY_LIMIT = 1024 * 1024
 
 def is_github_actions(environ: Mapping[str, str]) -> bool:
     return environ.get("GITHUB_ACTIONS") == "true"
+
+
+def runs_as_action(environ: Mapping[str, str]) -> bool:
+    """In a step that uses the action, whose inputs GitHub passes as ``INPUT_*`` variables (not a
+    ``run:`` step that calls the runner with flags)."""
+    return is_github_actions(environ) and any(name.startswith("INPUT_") for name in environ)
+
+
+def input_namer(flags: list[str]) -> Callable[[str], str]:
+    """A function that rewrites a message so that each of ``flags`` reads as the action input it
+    came from: ``--window-sizes 'x'`` becomes ``input window-sizes 'x'``."""
+    if not flags:
+        return lambda text: text
+    pattern = re.compile(r"(?<![\w-])(" + "|".join(re.escape(flag) for flag in flags) + r")(?![\w-])")
+    return lambda text: pattern.sub(lambda found: f"input {found.group(1).lstrip('-')}", text)
 
 
 def input_value(environ: Mapping[str, str], name: str) -> str:

@@ -66,7 +66,8 @@ def worker_from_input(worker: str, given: dict) -> ScenarioWorker:
     scratch = Path(given["scratch"])
     settings = Settings.from_mapping(given["settings"], Path(given["workdir"]))
     return ScenarioWorker(settings, Endpoint(**given["endpoint"]), WorkerChannel(given["channel"], worker),
-                          Redactor(given["secrets"]), scratch, dump_path=dump_path(scratch, worker))
+                          Redactor(given["secrets"]), scratch, dump_path=dump_path(scratch, worker),
+                          listing=given["listing"])
 
 
 def run_from_options(config: pytest.Config) -> SuiteRun:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .contract import UsageError
 from .redaction import Redactor
-from .results import NO_POINT, Outcome, RunSummary
+from .results import LISTED_NOT_RUN, NO_POINT, Outcome, RunSummary
 
 SUMMARY_MD_LIMIT = 1024 * 1024 - 4096   # GitHub's job summary takes 1 MiB per step
 FAILURES_IN_SUMMARY = 10
@@ -58,7 +58,8 @@ class ReportPaths:
 
 
 def prepare_report_dir(paths: ReportPaths, shown: str) -> list[Path]:
-    """Create the report directory (returning the directories made) and check it can be written."""
+    """Create the report directory (returning the directories made), check it can be written, and
+    remove an earlier run's reports, so that a run stopping before pytest leaves no stale one."""
     created: list[Path] = []
     directory = paths.directory
     try:
@@ -77,6 +78,7 @@ def prepare_report_dir(paths: ReportPaths, shown: str) -> list[Path]:
     except OSError as exc:
         raise UsageError(f"--report-dir {shown!r} cannot be written: {exc.strerror or exc}; give a "
                          "directory this user can write to") from None
+    clear_old_reports(paths)
     return created
 
 
@@ -163,6 +165,27 @@ def render_markdown(summary: RunSummary) -> str:
         cut = text.encode()[:SUMMARY_MD_LIMIT].decode(errors="ignore")
         text = cut + "\n\n_(summary cut at 1 MiB; the HTML report and junit.xml hold everything)_\n"
     return text
+
+
+def render_listing(summary: RunSummary) -> str:
+    """What ``--list`` prints: the store's capabilities (and how to claim the missing ones), the
+    window sizes and profiles, and each scenario that would run or be skipped, with the reason."""
+    from .capabilities import REGISTRY
+
+    where = f" (defined at {summary.store_file}:{summary.store_line})" if summary.store_file else ""
+    lines = [f"store {summary.store}{where}", f"capabilities: {', '.join(summary.capabilities) or 'none'}"]
+    lines += [f"  lacks {spec.capability}: {spec.missing}" for spec in REGISTRY.values()
+              if spec.capability.value not in summary.capabilities]
+    if summary.backend:
+        lines.append(f"redis {summary.backend}")
+    lines.append(f"window sizes: {', '.join(map(str, summary.window_sizes))}")
+    lines += [f"profile {p['name']}: {p['max_tokens']} tokens, counter {p['counter']}" for p in summary.profiles]
+    would_run = [r for r in summary.results if r.message == LISTED_NOT_RUN]
+    lines.append(f"scenarios: {len(would_run)} would run, {len(summary.results) - len(would_run)} "
+                 "would be skipped")
+    lines += [f"  run   {r.nodeid}" if r.message == LISTED_NOT_RUN else f"  skip  {r.nodeid}: {r.message}"
+              for r in summary.results]
+    return _visible("\n".join(lines))
 
 
 def render_terminal(summary: RunSummary) -> str:

@@ -56,6 +56,10 @@ class Outcome(str, Enum):
         return self.value
 
 
+# the skip reason of a scenario that ``--list`` did not run although the store could run it
+LISTED_NOT_RUN = "would run (listed by --list, not run)"
+
+
 @dataclass
 class ScenarioResult:
     nodeid: str

@@ -9,8 +9,9 @@ reports. It never imports or calls the user's store itself.
 
 from __future__ import annotations
 
+import re
 import time
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -30,8 +31,12 @@ WORKER_INPUT = "memory_regression"
 
 
 class SuiteRun:
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, listing: bool = False,
+                 phrase: Callable[[str], str] = lambda text: text):
         self.settings = settings
+        self.listing = listing      # --list: bind the store, skip every scenario saying why, write no report
+        self.phrase = phrase        # how the run's message names options (a GitHub Action: its inputs)
+        self.rejected: str | None = None                    # pytest's complaint about its arguments
         self.paths = reports.ReportPaths(settings.report_dir)
         self.summary = RunSummary(store=settings.store_spec, window_sizes=list(settings.window_sizes),
                                   profiles=[profile_fields(p) for p in settings.profiles])
@@ -50,16 +55,29 @@ class SuiteRun:
         self.judged = False
 
     # -- start -------------------------------------------------------------------------------------
+    @pytest.hookimpl(wrapper=True)
+    def pytest_cmdline_parse(self) -> Any:
+        """pytest's complaint about its arguments is kept for the run's own usage error, instead of
+        pytest's usage text naming the suite's pytest.ini."""
+        try:
+            return (yield)
+        except pytest.UsageError as exc:
+            text = "\n".join(map(str, exc.args))
+            found = re.search(r"error: (.*)", text)
+            self.rejected = found.group(1) if found else text.strip()
+            raise pytest.UsageError() from None    # pytest prints nothing for it; the runner says why
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:
         """Before xdist looks at its options: open Redis, choose the workers, name the report files."""
         self.config = config
         self.configured = True
-        reports.clear_old_reports(self.paths)
-        config.option.xmlpath = str(self.paths.junit)
-        if hasattr(config.option, "htmlpath"):
-            config.option.htmlpath = str(self.paths.html)
-            config.option.self_contained_html = True
+        if not self.listing:
+            reports.clear_old_reports(self.paths)
+            config.option.xmlpath = str(self.paths.junit)
+            if hasattr(config.option, "htmlpath"):
+                config.option.htmlpath = str(self.paths.html)
+                config.option.self_contained_html = True
         try:
             self.backend = open_backend(self.settings.redis_choice, self.settings.allow_flush)
         except UnusableDatabase as exc:
@@ -81,7 +99,8 @@ class SuiteRun:
         if not self.workers and self.stopped is None:
             config.pluginmanager.register(
                 ScenarioWorker(self.settings, self.backend.endpoint(0), DirectChannel(self.supervisor),
-                               self.redactor, self.supervisor.directory), "memory-regression-worker")
+                               self.redactor, self.supervisor.directory, listing=self.listing),
+                "memory-regression-worker")
 
     def _worker_count(self, config: pytest.Config) -> int:
         """Worker processes for the scenarios: 0 runs them here (-n 0, --pdb, --collect-only, a run
@@ -91,6 +110,8 @@ class SuiteRun:
                 or not config.pluginmanager.has_plugin("xdist")):
             return 0
         wanted = option.numprocesses if isinstance(option.numprocesses, int) else DEFAULT_WORKERS
+        if self.listing:
+            wanted = min(wanted, 1)    # listing binds the store once
         return max(0, min(wanted, self.backend.max_workers))
 
     def pytest_configure_node(self, node: Any) -> None:
@@ -100,6 +121,7 @@ class SuiteRun:
         node.workerinput[WORKER_INPUT] = {
             "settings": self.settings.values, "workdir": str(self.settings.workdir),
             "endpoint": self.backend.endpoint(slot).to_mapping(), "secrets": list(self.redactor.secrets),
+            "listing": self.listing,
             **self.supervisor.worker_input(),
         }
 
@@ -243,7 +265,8 @@ class SuiteRun:
             (Capability(c) for c in summary.capabilities),
             [(frozenset(Capability(c) for c in r.requires), r.outcome is Outcome.PASSED)
              for r in summary.results if r.outcome is not Outcome.SKIPPED])
-        summary.status, summary.message = self._verdict(session, exitstatus)
+        summary.status, message = self._verdict(session, exitstatus)
+        summary.message = self.phrase(message) if message else message
         summary.duration_s = round(time.monotonic() - self.started, 3)
         self.judged = True
 
@@ -275,6 +298,8 @@ class SuiteRun:
         return Status.USAGE_ERROR, f"pytest stopped with exit status {exitstatus}"
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.listing:
+            return    # the runner prints the listing
         terminalreporter.write_sep("=", "memory regression summary")
         terminalreporter.write_line(reports.render_terminal(self.summary))
 
@@ -301,10 +326,12 @@ class SuiteRun:
         if not self.judged:
             self.judge(None, int(pytest.ExitCode.INTERRUPTED if INTERRUPTS.received else pytest.ExitCode.OK))
         elif INTERRUPTS.received and self.summary.status in (Status.PASSED, Status.FAILED, Status.NOT_RUN):
-            self.summary.status, self.summary.message = self._verdict(None, int(pytest.ExitCode.INTERRUPTED))
+            self.summary.status, message = self._verdict(None, int(pytest.ExitCode.INTERRUPTED))
+            self.summary.message = self.phrase(message)
         if self.supervisor is not None:
             self.supervisor.kill_all()
-        reports.write_all(self.summary, self.paths, self.redactor)
+        if not self.listing:
+            reports.write_all(self.summary, self.paths, self.redactor)
         if self.supervisor is not None:
             self.supervisor.stop()
             self.supervisor = None

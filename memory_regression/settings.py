@@ -59,7 +59,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("--scenario-timeout", "60", "seconds before a scenario is cut off and reported as a hang",
            "SECONDS"),
     Option("--requirements", None, "your store's dependencies, installed before the run: a requirements "
-           "file, or pip arguments", "FILE|ARGS", runner_only=True),
+           "file that must exist, or pip arguments after 'pip:' (pip: package==1.0) or starting with -",
+           "FILE|ARGS", runner_only=True),
     Option("--working-directory", None, "run from this directory (store paths and --report-dir are "
            "relative to it)", "DIR", runner_only=True),
     Option("--fail-on-failure", "true", "false: exit 0 when scenarios fail (usage and Redis errors "

@@ -30,7 +30,7 @@ from .contract import StoreAdapter, StoreBinding, UsageError, bind_store, close_
 from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .redaction import Redactor
 from .reference import HistoryMismatch
-from .results import Status, scenario_group
+from .results import LISTED_NOT_RUN, Status, scenario_group
 from .settings import ROOMY_TTL_S, WINDOWLESS, Settings
 
 CAPTURE_LIMIT = 64 * 1024        # characters of captured output kept per section of a scenario's report
@@ -134,11 +134,12 @@ class ScenarioWorker:
     """The plugin in the process that runs the scenarios."""
 
     def __init__(self, settings: Settings, endpoint: Endpoint, channel: Any, redactor: Redactor,
-                 scratch: Path, dump_path: Path | None = None):
+                 scratch: Path, dump_path: Path | None = None, listing: bool = False):
         from hypothesis.configuration import set_hypothesis_home_dir
         set_hypothesis_home_dir(scratch / "hypothesis")   # not .hypothesis/ in the user's directory
         self.settings = settings
         self.dump_path = dump_path     # None when the scenarios run in the runner itself
+        self.listing = listing         # --list: every scenario is skipped, saying whether it would run
         self.endpoint = endpoint
         self.channel = channel
         self.redactor = redactor
@@ -230,6 +231,8 @@ class ScenarioWorker:
                    if Capability(c) not in self.capabilities]
         if missing:
             pytest.skip(skip_reason(missing))
+        if self.listing:
+            pytest.skip(LISTED_NOT_RUN)
 
     @pytest.fixture
     def memory(self, request: pytest.FixtureRequest) -> Any:

@@ -1,0 +1,184 @@
+"""The runner's manners on the command line: help, version, errors on stderr, suggestions for a
+mistyped flag, colour only when wanted, --list, requirements, inputs named in an action, and
+files written only where asked."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import memory_regression
+from memory_regression.cli import pip_arguments
+from memory_regression.contract import UsageError
+from tests.conftest import ENTRYPOINT, ROOT, read_outputs
+
+COUNT_STORE = str(ROOT / "examples/stores/count_window.py") + ":CountWindowStore"
+ONE_SCENARIO = ("-k", "test_fresh_session_is_empty")
+
+
+def runner(*args, cwd, env=None):
+    """The runner with stdout and stderr kept apart."""
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    for name in [n for n in environment if n.startswith(("INPUT_", "GITHUB_"))]:
+        if name not in (env or {}):
+            del environment[name]
+    return subprocess.run([sys.executable, str(ENTRYPOINT), *args], cwd=cwd, env=environment,
+                          capture_output=True, text=True, timeout=180)
+
+
+def test_help_shows_the_options_and_the_contract(tmp_path):
+    done = runner("--help", cwd=tmp_path)
+    assert done.returncode == 0 and done.stderr == ""
+    for text in ("--store SPEC", "--window-sizes", "--list", "-k EXPR", "The store contract",
+                 "max_messages (also max_history", "append_message", "get_history", "clear_session"):
+        assert text in done.stdout, text
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_version(tmp_path):
+    from importlib.metadata import version
+    done = runner("--version", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"memory-regression {memory_regression.__version__}\n"
+    assert version("llm-memory-regression") == memory_regression.__version__
+
+
+def test_no_arguments_print_the_usage_and_write_nothing(tmp_path):
+    done = runner(cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("usage: memory-regression --store SPEC")
+    assert "give the store to test" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--windw-sizes", "5"], "unknown option --windw-sizes; did you mean --window-sizes?"),
+    (["--report_dir=x"], "unknown option --report_dir; did you mean --report-dir?"),
+    (["--pdb"], "unknown option --pdb"),
+    (["examples/stores/count_window.py:CountWindowStore"],
+     "unexpected argument 'examples/stores/count_window.py:CountWindowStore': options take the form "
+     "--name VALUE; to name the store, give --store examples/stores/count_window.py:CountWindowStore"),
+    (["--store"], "argument --store: expected one argument"),
+])
+def test_unknown_arguments_get_our_usage_error(tmp_path, args, said):
+    reports = tmp_path / "reports"
+    done = runner("--report-dir", str(reports), *args, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"memory-regression: usage error: {said}" in done.stderr
+    assert said not in done.stdout, "the error belongs on stderr"
+    assert "pytest.ini" not in done.stdout + done.stderr
+    summary = json.loads((tmp_path / ("reports" if args != ["--store"] else "memory-reports")
+                          / "summary.json").read_text())
+    assert summary["status"] == "usage error" and said in summary["message"]
+
+
+def test_pytest_arguments_it_rejects_are_named_without_its_usage_text(tmp_path):
+    done = runner("--report-dir", str(tmp_path / "r"), "--store", COUNT_STORE, "--", "--no-such-flag",
+                  cwd=tmp_path)
+    assert done.returncode == 2
+    assert ("memory-regression: usage error: pytest did not accept the arguments after -- (--no-such-flag): "
+            "unrecognized arguments: --no-such-flag") in done.stderr
+    assert "inifile" not in done.stdout + done.stderr and "usage: " not in done.stdout + done.stderr
+
+
+def test_errors_go_to_stderr(tmp_path):
+    done = runner("--report-dir", str(tmp_path / "r"), "--store", "app/nowhere.py:Store", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "memory-regression: usage error: --store 'app/nowhere.py:Store': no file app/nowhere.py" in done.stderr
+
+
+@pytest.mark.parametrize("no_color", [False, True])
+def test_colour_only_when_wanted(tmp_path, no_color):
+    env = {"FORCE_COLOR": "1", **({"NO_COLOR": "1"} if no_color else {})}
+    done = runner("--report-dir", str(tmp_path / "r"), "--store", COUNT_STORE, *ONE_SCENARIO, cwd=tmp_path,
+                  env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ("\x1b[" in done.stdout + done.stderr) is not no_color
+
+
+def test_list_names_capabilities_profiles_and_scenarios_without_running_them(tmp_path):
+    """The store below would fail (its window keeps one message too many) and crash nothing: --list
+    binds it and says what would run, without running a scenario and without writing a file."""
+    done = runner("--list", "--store", "tests.stores.broken:OffByOneTrim", "--window-sizes", "3",
+                  "--model-profiles", "small-4k", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("store tests.stores.broken:OffByOneTrim (defined at ")
+    assert "capabilities: " in done.stdout and "count-window" in lines[1] and "token-window" not in lines[1]
+    assert "  lacks token-window: its factory takes no max_tokens (or token_limit, max_token_limit)" in lines
+    assert "window sizes: 3" in lines
+    assert any(line.startswith("profile small-4k: 3584 tokens, counter ") for line in lines)
+    assert "scenarios: 15 would run, 1 would be skipped" in lines
+    assert "  run   test_count_window.py::test_count_window_keeps_last_n[N=3]" in lines
+    assert ("  skip  test_token_window.py::test_token_window_keeps_maximal_suffix[small-4k]: store lacks "
+            "token-window: its factory takes no max_tokens (or token_limit, max_token_limit)") in lines
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_list_of_a_store_that_cannot_be_imported(tmp_path):
+    (tmp_path / "exits.py").write_text("import os\nos._exit(0)\n")
+    done = runner("--list", "--store", "exits.py:Store", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "the store ended the process with status 0 while it was being imported" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exits.py"]
+
+
+def test_a_missing_requirements_file_is_no_package_name(tmp_path):
+    done = runner("--report-dir", str(tmp_path / "r"), "--store", COUNT_STORE,
+                  "--requirements", "requirements-missing.txt", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "--requirements 'requirements-missing.txt': no such file in" in done.stderr
+    assert "installing requirements" not in done.stdout + done.stderr, "pip was asked for a package by that name"
+
+
+def test_pip_arguments_only_in_an_explicit_form(tmp_path):
+    (tmp_path / "requirements.txt").write_text("redis\n")
+    assert pip_arguments("requirements.txt", tmp_path) == ["-r", "requirements.txt"]
+    assert pip_arguments("pip: langchain-core==0.3 'redis>=5'", tmp_path) == ["langchain-core==0.3", "redis>=5"]
+    assert pip_arguments("--no-index --find-links wheels tinydep", tmp_path) == [
+        "--no-index", "--find-links", "wheels", "tinydep"]
+    with pytest.raises(UsageError, match="no such file"):
+        pip_arguments("langchain-core", tmp_path)
+
+
+def action_environment(tmp_path, **inputs):
+    (tmp_path / "output").touch()
+    return {"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(tmp_path), "GITHUB_OUTPUT": str(tmp_path / "output"),
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "step-summary"),
+            **{f"INPUT_{name.upper().replace('_', '-')}": value for name, value in inputs.items()}}
+
+
+def test_in_an_action_messages_name_the_inputs(tmp_path):
+    env = action_environment(tmp_path, store=COUNT_STORE, window_sizes="x", report_dir="r")
+    done = runner(cwd=tmp_path, env=env)
+    assert done.returncode == 2
+    message = json.loads((tmp_path / "r/summary.json").read_text())["message"]
+    assert message.startswith("input window-sizes 'x': 'x' is not a whole number"), message
+    assert "--window-sizes" not in message
+    done = runner(cwd=tmp_path, env=action_environment(tmp_path, report_dir="r"))
+    assert "no store given: pass input store " in json.loads((tmp_path / "r/summary.json").read_text())["message"]
+    done = runner("--window-sizes", "y", cwd=tmp_path, env=env)   # typed on the command line: the flag
+    assert json.loads((tmp_path / "r/summary.json").read_text())["message"].startswith("--window-sizes 'y'")
+
+
+def test_a_run_writes_nothing_outside_its_report_dir(tmp_path):
+    """Hypothesis' database (the stateful scenario) and pytest's cache included."""
+    done = runner("--store", COUNT_STORE, "--window-sizes", "3", "-k", "stateful or fresh_session",
+                  cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["memory-reports"]
+    assert sorted(p.name for p in (tmp_path / "memory-reports").iterdir()) == [
+        "junit.xml", "report.html", "summary.json", "summary.md"]
+
+
+def test_an_early_stop_leaves_no_stale_report_and_outputs_name_what_exists(tmp_path):
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r/report.html").write_text("an earlier run's report")
+    done = runner(cwd=tmp_path, env=action_environment(tmp_path, store=COUNT_STORE, window_sizes="0", report_dir="r"))
+    assert done.returncode == 2
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["junit.xml", "summary.json", "summary.md"]
+    outputs = read_outputs(tmp_path / "output")
+    assert outputs["junit-path"] == "r/junit.xml" and outputs["html-path"] == ""
