@@ -226,7 +226,8 @@ class Runner:
         from .run import SuiteRun
 
         INTERRUPTS.check()
-        self.run = SuiteRun(settings, listing=self.listing, phrase=self.phrase)
+        self.run = SuiteRun(settings, listing=self.listing, phrase=self.phrase,
+                            source_root=github.workspace_dir(self.environ))
         suite = suite_directory()
         # only the plugins the suite uses, in the runner and its workers: other pytest plugins the
         # environment has (and their start-up time) stay out of the scenarios
@@ -245,7 +246,7 @@ class Runner:
     def finish(self) -> int:
         """Write what is left to write, hand the files over, publish on GitHub, and say the status:
         an error on stderr, a listing on stdout."""
-        from . import reports
+        from . import github, reports
         from .redaction import Redactor
         from .results import ExitCode, RunSummary, Status
 
@@ -263,7 +264,8 @@ class Runner:
                                  store=self.store)
             if self.paths is not None:
                 with contextlib.suppress(OSError):   # a report directory that cannot be written
-                    reports.write_all(summary, self.paths, self.redactor or Redactor())
+                    reports.write_all(summary, self.paths, self.redactor or Redactor(),
+                                      github.workspace_dir(self.environ))
         if self.paths is not None:
             written = [Path(p) for p in reports.written_reports(self.paths).values()]
             hand_over([*self.created, *written], self.workdir)

@@ -19,7 +19,7 @@ import shlex
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
-from .reports import ReportPaths
+from .reports import ReportPaths, relative_path
 from .results import RunSummary, Status
 
 MAX_ANNOTATIONS = 10          # GitHub shows 10 errors per step and drops the rest
@@ -103,19 +103,10 @@ def commands_stopped() -> Iterator[None]:
         print(f"::{token}::", flush=True)
 
 
-def _workspace_relative(path: str | None, workspace: Path) -> str | None:
-    if not path:
-        return None
-    try:
-        return str(Path(path).resolve().relative_to(workspace.resolve()))
-    except ValueError:
-        return None
-
-
 def annotations(summary: RunSummary, workspace: Path) -> list[str]:
     """One ``::error`` for a run that could not judge the store, one per failing scenario (at most
     10 in all), and a notice with the count of those left out."""
-    relative = _workspace_relative(summary.store_file, workspace)
+    relative = relative_path(summary.store_file, workspace)
     lines = []
     if summary.status not in (Status.PASSED, Status.FAILED):
         lines.append(annotation(summary.message or str(summary.status), f"memory regression: {summary.status}",
@@ -133,8 +124,8 @@ def annotations(summary: RunSummary, workspace: Path) -> list[str]:
 def outputs(summary: RunSummary, workspace: Path) -> dict[str, str]:
     values = {name: str(count) for name, count in summary.totals().items()}
     values["conformance-level"] = summary.conformance_level
-    values["junit-path"] = _workspace_relative(summary.report_files.get("junit"), workspace) or ""
-    values["html-path"] = _workspace_relative(summary.report_files.get("html"), workspace) or ""
+    values["junit-path"] = relative_path(summary.report_files.get("junit"), workspace) or ""
+    values["html-path"] = relative_path(summary.report_files.get("html"), workspace) or ""
     return values
 
 

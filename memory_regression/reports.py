@@ -14,6 +14,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from xml.etree import ElementTree
 from pathlib import Path
 
 from .contract import UsageError
@@ -245,12 +246,50 @@ def write_error_junit(summary: RunSummary, path: Path) -> None:
     xml.write(str(path))
 
 
-def write_all(summary: RunSummary, paths: ReportPaths, redactor: Redactor) -> None:
-    """summary.json and summary.md, and junit.xml when no scenario was judged; the paths written
-    go into the summary first."""
+def relative_path(path: str | None, root: Path) -> str | None:
+    """``path`` relative to ``root``, or None when it lies outside (or there is none)."""
+    if not path:
+        return None
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def suite_name(summary: RunSummary) -> str:
+    """The junit test suite's name: the matrix point the run covered, so that the junit files of
+    a matrix of runs, merged, still say where each case ran."""
+    sizes = ",".join(map(str, summary.window_sizes))
+    profiles = ",".join(profile["name"] for profile in summary.profiles)
+    return f"memory-regression (window sizes {sizes}; profiles {profiles})"
+
+
+def place_junit_cases(summary: RunSummary, path: Path, source_root: Path | None) -> None:
+    """Name junit.xml's suite after the matrix point, and point every test case at the store's
+    definition (``file`` relative to ``source_root``, ``line``): where the action's annotations
+    point, so that reporter actions place theirs in the user's code, not in the suite's files."""
+    tree = ElementTree.parse(path)
+    suites = [tree.getroot()] if tree.getroot().tag == "testsuite" else tree.getroot().iter("testsuite")
+    source = relative_path(summary.store_file, source_root) if source_root is not None else None
+    for suite in suites:
+        suite.set("name", suite_name(summary))
+        for case in suite.iter("testcase"):
+            if source:
+                case.set("file", source)
+                if summary.store_line:
+                    case.set("line", str(summary.store_line))
+    _unlink_symlink(path)
+    tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def write_all(summary: RunSummary, paths: ReportPaths, redactor: Redactor, source_root: Path | None = None) -> None:
+    """summary.json and summary.md, and junit.xml when no scenario was judged (its cases placed at
+    the store's definition under ``source_root``); the paths written go into the summary first."""
     paths.directory.mkdir(parents=True, exist_ok=True)
     if not summary.results:
         write_error_junit(summary, paths.junit)
+    if paths.junit.is_file() and not paths.junit.is_symlink():
+        place_junit_cases(summary, paths.junit, source_root)
     summary.report_files = {**written_reports(paths), "summary_md": str(paths.summary_md),
                             "summary_json": str(paths.summary_json)}
     _write(paths.summary_json, redactor.text(json.dumps(summary.to_json(), indent=2, ensure_ascii=False)))

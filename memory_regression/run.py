@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -32,8 +33,9 @@ WORKER_INPUT = "memory_regression"
 
 class SuiteRun:
     def __init__(self, settings: Settings, listing: bool = False,
-                 phrase: Callable[[str], str] = lambda text: text):
+                 phrase: Callable[[str], str] = lambda text: text, source_root: Path | None = None):
         self.settings = settings
+        self.source_root = source_root or settings.workdir   # junit.xml's file paths are relative to it
         self.listing = listing      # --list: bind the store, skip every scenario saying why, write no report
         self.phrase = phrase        # how the run's message names options (a GitHub Action: its inputs)
         self.rejected: str | None = None                    # pytest's complaint about its arguments
@@ -331,7 +333,7 @@ class SuiteRun:
         if self.supervisor is not None:
             self.supervisor.kill_all()
         if not self.listing:
-            reports.write_all(self.summary, self.paths, self.redactor)
+            reports.write_all(self.summary, self.paths, self.redactor, self.source_root)
         if self.supervisor is not None:
             self.supervisor.stop()
             self.supervisor = None

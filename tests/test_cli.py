@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,16 @@ def test_an_early_stop_leaves_no_stale_report_and_outputs_name_what_exists(tmp_p
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["junit.xml", "summary.json", "summary.md"]
     outputs = read_outputs(tmp_path / "output")
     assert outputs["junit-path"] == "r/junit.xml" and outputs["html-path"] == ""
+
+
+def test_in_an_action_junit_cases_point_where_the_annotations_do(tmp_path):
+    """Relative to the workspace (the repository root), also from a working-directory below it."""
+    (tmp_path / "svc/app").mkdir(parents=True)
+    (tmp_path / "svc/app/memory.py").write_text((ROOT / "examples/stores/count_window.py").read_text())
+    env = action_environment(tmp_path, store="app/memory.py:CountWindowStore", working_directory="svc",
+                             pytest_args="-k fresh_session")
+    done = runner(cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    case = next(ET.parse(tmp_path / "svc/memory-reports/junit.xml").getroot().iter("testcase"))
+    assert (case.get("file"), case.get("line")) == ("svc/app/memory.py", "10")
+    assert read_outputs(tmp_path / "output")["junit-path"] == "svc/memory-reports/junit.xml"

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import xml.etree.ElementTree as ET
 
 import pytest
 from junitparser import JUnitXml
@@ -308,6 +309,22 @@ def test_junit_has_properties_per_case(run_suite):
     props, outcome = by_name["test_token_window_keeps_maximal_suffix[small-4k]"]
     assert props["profile"] == "small-4k" and outcome and outcome[0]._tag == "skipped"
     assert sum(1 for _n, (_p, r) in by_name.items() if r and r[0]._tag == "failure") == totals["failed"]
+
+
+def test_junit_cases_point_at_the_store_and_the_suite_names_the_matrix_point(run_suite):
+    """Reporter actions place a case's annotation at its file and line: the store's definition, as
+    the action's own annotations do. Merged junit files of a matrix tell its points apart."""
+    result = run_suite("--store", "tests.stores.broken:OffByOneTrim", "--window-sizes", "3",
+                       "--model-profiles", "small-4k", "-k", "count_window or fresh_session")
+    root = ET.parse(result.report_dir / "junit.xml").getroot()
+    suites = list(root.iter("testsuite"))
+    assert [s.get("name") for s in suites] == ["memory-regression (window sizes 3; profiles small-4k)"]
+    line = next(number for number, text in enumerate((ROOT / "tests/stores/broken.py").read_text().splitlines(), 1)
+                if text.startswith("class OffByOneTrim"))
+    cases = list(root.iter("testcase"))
+    assert len(cases) == 2
+    assert {(case.get("file"), case.get("line")) for case in cases} == {("tests/stores/broken.py", str(line))}
+    assert result.summary["store_line"] == line
 
 
 def test_summary_files_agree(run_suite):
