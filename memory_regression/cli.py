@@ -186,7 +186,7 @@ class Runner:
         INTERRUPTS.check()   # from here on, an interrupt has reports to go to
         self.store = values["store"]
         self.redactor = Redactor(url_secrets(str(values["redis"])))
-        if in_action:
+        if github.is_github_actions(self.environ):   # a run: step's log is as public as the action's
             for secret in self.redactor.secrets:
                 print(github.mask(secret), flush=True)
             stack.enter_context(github.commands_stopped())
