@@ -2,7 +2,10 @@
 then a run as an action sees it, with a store that forges workflow commands and a Redis URL that
 carries a password."""
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,6 +91,179 @@ def test_workspace_defaults_to_the_working_directory():
     assert github.workspace_dir({"GITHUB_WORKSPACE": "/github/workspace"}) == Path("/github/workspace")
 
 
+
+def test_only_the_string_true_means_github_actions():
+    assert github.is_github_actions({"GITHUB_ACTIONS": "true"})
+    assert not github.is_github_actions({"GITHUB_ACTIONS": "1"}) and not github.is_github_actions({})
+
+
+def test_an_input_is_read_by_its_action_name_trimmed():
+    environ = {"INPUT_WINDOW-SIZES": "  5,20 \n", "INPUT_PYTEST_ARGS": "-x", "INPUT_STORE": ""}
+    assert github.input_value(environ, "window-sizes") == "5,20"
+    assert github.input_value(environ, "pytest args") == "-x"
+    assert github.input_value(environ, "store") == "" and github.input_value(environ, "redis") == ""
+
+
+def test_a_flag_given_as_two_arguments_wins_over_its_input_and_switches_ignore_case():
+    environ = {"INPUT_STORE": "app/m.py:S", "INPUT_REDIS": "server", "INPUT_ALLOW-FLUSH": "TRUE"}
+    args, extra = github.inputs_as_args(environ, FLAGS, ["--store", "other.py:T"])
+    assert args == ["--allow-flush", "--redis", "server"]     # in the order of the flags
+    assert extra == []
+
+
+def test_a_secret_is_masked_escaped():
+    assert github.mask("pa%ss\nword") == "::add-mask::pa%25ss%0Aword"
+
+
+def test_commands_stay_stopped_until_the_block_ends_even_by_an_exception(capsys):
+    with pytest.raises(RuntimeError), github.commands_stopped():
+        print("::error::from the store")
+        raise RuntimeError("store crashed")
+    first, inside, last = capsys.readouterr().out.splitlines()
+    token = first.removeprefix("::stop-commands::")
+    assert first.startswith("::stop-commands::") and len(token) == 32
+    assert inside == "::error::from the store" and last == f"::{token}::"
+    with github.commands_stopped():
+        pass
+    assert capsys.readouterr().out.splitlines()[0] != first, "the token must not be guessable from an earlier run"
+
+
+def test_an_annotation_points_at_a_file_and_line_only_when_it_has_them():
+    assert github.annotation("m", "t", "app/m.py") == "::error file=app/m.py,title=t::m"
+    assert github.annotation("m", "t", None, 12) == "::error title=t::m"
+    assert github.annotation("m", "t", "a:b,c.py", 0) == "::error file=a%3Ab%2Cc.py,title=t::m"
+    assert github.escape_data("a\rb") == "a%0Db"
+
+
+@pytest.mark.parametrize("status", list(Status), ids=str)
+def test_every_status_but_passed_and_failed_is_annotated_as_the_run_error(tmp_path, status):
+    lines = github.annotations(RunSummary(status), tmp_path)
+    if status in (Status.PASSED, Status.FAILED):
+        assert lines == []
+    else:
+        assert lines == [f"::error title=memory regression%3A {status.value}::{status.value}"]
+
+
+def test_a_failure_annotation_carries_message_and_details_escaped(tmp_path):
+    summary = RunSummary(Status.FAILED, results=[
+        ScenarioResult("test_core.py::t[N=5]", "t", "core", "N=5", [], Outcome.FAILED, "lost 1%", "exp: a\nact: b"),
+        ScenarioResult("test_core.py::u", "u", "core", "", [], Outcome.PASSED),
+        ScenarioResult("test_core.py::v", "v", "core", "", [], Outcome.ERROR, "setup failed: E"),
+        ScenarioResult("test_core.py::w", "w", "core", "", [], Outcome.SKIPPED, "store lacks ttl")],
+        store_file=str(tmp_path / "app" / "m.py"), store_line=4)
+    assert github.annotations(summary, tmp_path) == [
+        "::error file=app/m.py,line=4,title=memory regression%3A test_core.py%3A%3At[N=5]::lost 1%25%0Aexp: a%0Aact: b",
+        "::error file=app/m.py,line=4,title=memory regression%3A test_core.py%3A%3Av::setup failed: E"]
+
+
+def test_a_store_outside_the_workspace_is_not_pointed_at(tmp_path):
+    summary = RunSummary(Status.FAILED, results=[failure(0)], store_file="/elsewhere/m.py", store_line=3)
+    assert github.annotations(summary, tmp_path / "workspace") == ["::error title=memory regression%3A t0::m0"]
+
+
+@pytest.mark.parametrize("count, errors, more", [(9, 9, 0), (10, 10, 0), (11, 10, 1), (25, 10, 15)])
+def test_failure_annotations_are_capped_at_ten(tmp_path, count, errors, more):
+    lines = github.annotations(RunSummary(Status.FAILED, results=[failure(i) for i in range(count)]), tmp_path)
+    assert [line.split("::")[2] for line in lines[:errors]] == [f"m{i}" for i in range(errors)]
+    assert len(lines) == errors + bool(more)
+    if more:
+        assert lines[-1] == (f"::notice title=memory regression::{more} more failures: see the job summary "
+                             "and the HTML report")
+
+
+def test_the_run_error_takes_one_of_the_ten(tmp_path):
+    summary = RunSummary(Status.INTERRUPTED, "interrupted by SIGINT", results=[failure(i) for i in range(10)])
+    lines = github.annotations(summary, tmp_path)
+    assert [line.split("::")[2] for line in lines[:-1]] == ["interrupted by SIGINT", *(f"m{i}" for i in range(9))]
+    assert lines[-1].startswith("::notice title=memory regression::1 more failures")
+
+
+def test_outputs_are_the_totals_the_level_and_the_report_paths(tmp_path):
+    outcomes = {"P": Outcome.PASSED, "F": Outcome.FAILED, "S": Outcome.SKIPPED, "E": Outcome.ERROR}
+    summary = RunSummary(Status.FAILED, conformance_level="core+clear", results=[
+        ScenarioResult(f"t{i}", f"t{i}", "core", "", [], outcomes[letter]) for i, letter in enumerate("PEFPSEFEPE")],
+        report_files={"junit": str(tmp_path / "r" / "junit.xml"), "html": str(tmp_path / "r" / "report.html")})
+    assert github.outputs(summary, tmp_path) == {
+        "total": "10", "passed": "3", "failed": "2", "skipped": "1", "errors": "4", "conformance-level": "core+clear",
+        "junit-path": "r/junit.xml", "html-path": "r/report.html"}
+    assert github.outputs(summary, tmp_path / "r") == {**github.outputs(summary, tmp_path),
+                                                      "junit-path": "junit.xml", "html-path": "report.html"}
+
+
+def test_report_paths_outside_the_workspace_or_not_written_are_empty_outputs(tmp_path):
+    outside = RunSummary(Status.USAGE_ERROR, report_files={"junit": "/elsewhere/junit.xml"})
+    assert github.outputs(outside, tmp_path) == {
+        "total": "0", "passed": "0", "failed": "0", "skipped": "0", "errors": "0", "conformance-level": "none",
+        "junit-path": "", "html-path": ""}
+
+
+def test_outputs_are_appended_each_in_a_block_of_its_own(tmp_path):
+    out = tmp_path / "out"
+    out.write_text("earlier=1\n")
+    github.write_outputs({"a": "1", "b": "two\nlines"}, str(out))
+    lines = out.read_text().splitlines()
+    assert lines[0] == "earlier=1" and len(lines) == 8
+    first, second = lines[1].split("<<"), lines[4].split("<<")
+    assert first[0] == "a" and lines[2:4] == ["1", first[1]]
+    assert second[0] == "b" and lines[5:] == ["two", "lines", second[1]]
+    assert re.fullmatch(r"memory_regression_[0-9a-f]{16}", first[1]) and first[1] != second[1]
+
+
+def test_publish_without_github_files_prints_the_annotations_only(tmp_path, capsys):
+    paths = ReportPaths(tmp_path / "r")
+    paths.directory.mkdir()
+    paths.summary_md.write_text("## Memory regression: failed\n")
+    github.publish(RunSummary(Status.FAILED, results=[failure(0)]), paths, {}, tmp_path)
+    assert capsys.readouterr().out == "::error title=memory regression%3A t0::m0\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
+
+
+def test_publish_without_summary_md_appends_nothing(tmp_path):
+    (tmp_path / "sum").write_text("earlier step\n")
+    github.publish(RunSummary(Status.PASSED), ReportPaths(tmp_path / "r"),
+                   {"GITHUB_STEP_SUMMARY": str(tmp_path / "sum")}, tmp_path)
+    assert (tmp_path / "sum").read_text() == "earlier step\n"
+
+
+MIB = 1024 * 1024
+CUT = "\n\n_(cut at 1 MiB)_\n"
+
+
+@pytest.mark.parametrize("content, appended", [
+    ("x" * MIB, "x" * MIB),
+    ("x" * (MIB + 1), "x" * (MIB - 200) + CUT),
+    ("x" + "é" * (MIB // 2), "x" + "é" * ((MIB - 202) // 2) + CUT),   # the cut splits an é: it is left out
+], ids=["at-the-limit", "over-it", "mid-character"])
+def test_a_job_summary_over_1_mib_is_cut(tmp_path, content, appended):
+    paths = ReportPaths(tmp_path / "r")
+    paths.directory.mkdir()
+    paths.summary_md.write_text(content, encoding="utf-8")
+    github.publish(RunSummary(Status.PASSED), paths, {"GITHUB_STEP_SUMMARY": str(tmp_path / "sum")}, tmp_path)
+    assert (tmp_path / "sum").read_text(encoding="utf-8") == appended
+
+
+def test_workflow_commands_reach_the_log_in_order_with_what_child_processes_print():
+    """Outside the image (which sets PYTHONUNBUFFERED) the runner's stdout, a pipe, is block-buffered:
+    each command must be flushed before anything else (a child process, another stream) can write
+    to the log ahead of it."""
+    child = "import subprocess, sys; subprocess.run([sys.executable, '-c', 'print(\"{}\")'])"
+    script = "\n".join([
+        "import subprocess, sys", "from pathlib import Path", "from memory_regression import github",
+        "from memory_regression.reports import ReportPaths", "from memory_regression.results import RunSummary, Status",
+        "with github.commands_stopped():", "    " + child.format("::error::forged"),
+        child.format("between"),
+        "github.publish(RunSummary(Status.USAGE_ERROR, 'no store'), ReportPaths(Path('nowhere')), {}, Path.cwd())",
+        child.format("after")])
+    environ = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=environ, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    token = lines[0].removeprefix("::stop-commands::")
+    assert lines == [f"::stop-commands::{token}", "::error::forged", f"::{token}::", "between",
+                     "::error title=memory regression%3A usage error::no store", "after"]
+
+
 # -- as an action --------------------------------------------------------------------------------
 
 def as_action(run_suite, tmp_path, *args, inputs=None, **options):
@@ -149,3 +325,40 @@ def test_a_password_in_the_redis_url_is_shown_nowhere(run_suite, tmp_path, passw
         text = path.read_text(encoding="utf-8")
         assert "Pa55-word-in-url" not in text, path
     assert re.search(r"could not use redis://\*\*\*@127\.0\.0\.1", result.summary["failures"][0]["message"])
+
+
+def test_a_key_left_without_ttl_reaches_summary_json_and_the_job_summary(run_suite, tmp_path):
+    """The store's list expires but its ``:last-active`` key does not: the worker finds that key
+    after the scenario, and summary.json and the job summary name it with its scenario, though the
+    scenario passed. Only the round trip ran, so the level (in summary.json and the outputs) is
+    core, not the other capabilities the store has, none of whose scenarios ran."""
+    result = as_action(run_suite, tmp_path, "--store", "tests.stores.broken:CompanionKeyWithoutTTL",
+                       "-k", "round_trip")
+    assert result.exit_code == 0, result.output
+    summary = result.summary
+    nodeid = "test_core.py::test_round_trip_keeps_role_content_and_order"
+    assert [r["nodeid"] for r in summary["results"]] == [nodeid]
+    keys = summary["keys_without_ttl"]
+    assert len(keys) == 1, f"expected the :last-active key alone (the list has its TTL): {keys}"
+    assert re.fullmatch(rf"mrs:[0-9a-f]{{8}}:messages:round-trip:last-active \({re.escape(nodeid)}\)", keys[0])
+    assert f"Keys left without a TTL (1): `{keys[0]}`" in (tmp_path / "sum").read_text(encoding="utf-8")
+    assert summary["capabilities"] == ["clear", "core", "count-window", "namespace", "ttl"]
+    assert summary["conformance_level"] == "core"
+    assert read_outputs(tmp_path / "out")["conformance-level"] == "core"
+
+
+def test_fail_on_failure_false_lets_the_step_pass_when_scenarios_fail_only(run_suite, tmp_path):
+    result = as_action(run_suite, tmp_path, "--store", "tests.stores.broken:WhitespaceStripped", "-k", "round_trip",
+                       inputs={"FAIL-ON-FAILURE": "false"})
+    assert result.exit_code == 0, result.output
+    assert (result.summary["status"], result.summary["exit_code"]) == ("failed", 1)
+    outputs = read_outputs(tmp_path / "out")
+    assert {name: outputs[name] for name in ("total", "passed", "failed", "skipped", "errors", "conformance-level")} \
+        == {"total": "1", "passed": "0", "failed": "1", "skipped": "0", "errors": "0", "conformance-level": "none"}
+    errors = [line for line in result.output.splitlines() if line.startswith("::error ")]
+    assert len(errors) == 1 and ",title=memory regression%3A test_core.py%3A%3Atest_round_trip_keeps_role_content_" \
+        "and_order::" in errors[0], errors
+    assert "## Memory regression: failed" in (tmp_path / "sum").read_text(encoding="utf-8")
+    usage = run_suite("--store", "tests.stores.correct:Nope", "--fail-on-failure", "false",
+                      report_dir=tmp_path / "usage")
+    assert usage.exit_code == 2, "a run that could not judge the store must fail the step:\n" + usage.output
