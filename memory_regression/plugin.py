@@ -52,6 +52,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "requires(*capabilities): capabilities the scenario needs")
+    config.addinivalue_line("markers", "starts_first: the scenario mostly waits (for a TTL to pass) or runs "
+                                       "long; it is scheduled first, so that the others fill that time")
     worker_input = getattr(config, "workerinput", {}).get(WORKER_INPUT)
     if worker_input is not None:
         config.pluginmanager.register(worker_from_input(config.workerinput["workerid"], worker_input),

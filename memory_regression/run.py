@@ -177,10 +177,10 @@ class SuiteRun:
     # -- results -----------------------------------------------------------------------------------
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        self.order = self.order or {nodeid: index for index, nodeid in enumerate(ids)}
+        self.order = self.order or report_order(ids)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.order = self.order or {item.nodeid: index for index, item in enumerate(session.items)}
+        self.order = self.order or report_order([item.nodeid for item in session.items])
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -346,6 +346,13 @@ def profile_fields(profile: ModelProfile) -> dict[str, Any]:
             "reserved_output_tokens": profile.reserved_output_tokens,
             "per_message_overhead": profile.per_message_overhead, "max_tokens": profile.max_tokens,
             "counter": profile.tokenizer}
+
+
+def report_order(nodeids: list[str]) -> dict[str, int]:
+    """Where each scenario goes in the reports: the suite's files in order (the workers run the
+    ``starts_first`` scenarios first, which puts them first within their file)."""
+    ordered = sorted(nodeids, key=lambda nodeid: nodeid.partition("::")[0])
+    return {nodeid: index for index, nodeid in enumerate(ordered)}
 
 
 def scenario_from_nodeid(nodeid: str) -> dict[str, Any]:

@@ -213,6 +213,7 @@ class ScenarioWorker:
             metafunc.parametrize("profile", profiles, ids=[p.name for p in profiles])
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        items.sort(key=lambda item: item.get_closest_marker("starts_first") is None)   # stable: the rest keep their order
         try:
             self.scenarios = {item.nodeid: scenario_info(item) for item in items}
         except UnknownCapability as exc:

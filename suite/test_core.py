@@ -116,6 +116,7 @@ def test_clear_empties_only_that_session(memory):
                        context=f"clear('alice') damaged session {sid!r}: ")
 
 
+@pytest.mark.starts_first
 def test_no_silent_cap(memory):
     """With a window larger than the conversation, all of a few thousand messages come back.
 

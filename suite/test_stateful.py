@@ -7,6 +7,7 @@ Hypothesis state machine, derandomized so that a failure repeats on the next run
 failure to a short sequence of steps, listed under the expected and actual histories.
 """
 
+import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_state_machine_as_test
@@ -21,6 +22,7 @@ EXAMPLES = 40
 STEPS = 30
 
 
+@pytest.mark.starts_first
 def test_random_operations_match_the_model(memory):
     """After any sequence of appends (through either of two instances), clears and restarts of an
     instance, loading a session through either instance returns what the reference model holds:

@@ -70,6 +70,7 @@ def test_append_refreshes_ttl(memory):
     assert not problems, "after an append: " + "; ".join(problems)
 
 
+@pytest.mark.starts_first
 @pytest.mark.requires("ttl")
 def test_expired_session_is_empty(memory):
     """Once the TTL has passed, the session loads as empty and loading raises nothing.
