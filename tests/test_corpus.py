@@ -43,10 +43,13 @@ def test_every_scenario_but_a_few_has_a_store_only_it_catches():
 @pytest.mark.parametrize("store", sorted(broken.CAUGHT_BY, key=lambda c: c.__name__),
                          ids=lambda c: c.__name__)
 def test_broken_store_is_caught(run_suite, store, corpus_run):
-    args = TOKEN_ARGS if issubclass(store, broken.TokenStore) else ()
+    """The stateful scenario runs on the stores meant for it. On the others it may catch the bug too
+    (which their fixed scenarios pin already), and shrinking that failure takes it half a minute."""
+    expected = set(broken.CAUGHT_BY[store])
+    args = (*(TOKEN_ARGS if issubclass(store, broken.TokenStore) else ()),
+            *(() if broken.STATEFUL in expected else ("-k", "not stateful")))
     result = run_suite("--store", f"tests.stores.broken:{store.__name__}", *args)
     assert result.exit_code == 1, result.output
-    expected = set(broken.CAUGHT_BY[store])
     failing = result.failing_scenarios()
     assert expected <= failing, result.output
     assert failing - broken.MAY_ALSO_CATCH == expected - broken.MAY_ALSO_CATCH, result.output

@@ -234,12 +234,8 @@ class GreetingWhenEmpty(ListStore):
 class TokenOverTrim(TokenStore):
     """Trims while the total is at or over the budget: a history that fits exactly loses its oldest."""
 
-    def how_many_to_drop(self, costs):
-        total, drop = sum(costs), 0
-        while drop < len(costs) and total >= self.max_tokens:
-            total -= costs[drop]
-            drop += 1
-        return drop
+    def over_budget(self, total):
+        return total >= self.max_tokens
 
 
 class OversizeKeepsRest(TokenStore):

@@ -53,8 +53,10 @@ class ListStore:
 
 
 class TokenStore:
-    """One list per session of messages with their cost; the oldest are dropped while the total
-    is over the budget (all of them when the newest alone is over)."""
+    """One list per session of messages with their cost, and the session's running total beside it;
+    while the total is over the budget the oldest are dropped (all of them when the newest alone is
+    over). The list is read back only when the total is over the budget, so an append under an
+    unbounded budget costs the same at any length."""
 
     def __init__(self, redis, namespace, max_tokens, count_tokens, ttl):
         self.redis = redis
@@ -66,25 +68,41 @@ class TokenStore:
     def key(self, session_id):
         return f"{self.namespace}tokens:{session_id}"
 
+    def total_key(self, session_id):
+        return f"{self.namespace}tokens-total:{session_id}"
+
+    def over_budget(self, total):
+        return total > self.max_tokens
+
     def how_many_to_drop(self, costs):
         total, drop = sum(costs), 0
-        while drop < len(costs) and total > self.max_tokens:
+        while drop < len(costs) and self.over_budget(total):
             total -= costs[drop]
             drop += 1
         return drop
 
     def append(self, session_id, role, content):
-        key = self.key(session_id)
+        key, total_key = self.key(session_id), self.total_key(session_id)
         record = {"role": role, "content": content, "tokens": self.count_tokens(content)}
-        self.redis.rpush(key, json.dumps(record, ensure_ascii=False))
-        costs = [json.loads(raw)["tokens"] for raw in self.redis.lrange(key, 0, -1)]
-        drop = self.how_many_to_drop(costs)
-        if drop:
-            self.redis.ltrim(key, drop, -1)
-        self.redis.expire(key, self.ttl)
+        with self.redis.pipeline() as pipe:
+            pipe.rpush(key, json.dumps(record, ensure_ascii=False))
+            pipe.incrby(total_key, record["tokens"])
+            total = pipe.execute()[1]
+        if self.over_budget(total):
+            costs = [json.loads(raw)["tokens"] for raw in self.redis.lrange(key, 0, -1)]
+            drop = self.how_many_to_drop(costs)
+            if drop:
+                with self.redis.pipeline() as pipe:
+                    pipe.ltrim(key, drop, -1)
+                    pipe.decrby(total_key, sum(costs[:drop]))
+                    pipe.execute()
+        with self.redis.pipeline() as pipe:
+            pipe.expire(key, self.ttl)
+            pipe.expire(total_key, self.ttl)
+            pipe.execute()
 
     def get(self, session_id):
         return [json.loads(raw) for raw in self.redis.lrange(self.key(session_id), 0, -1)]
 
     def clear(self, session_id):
-        self.redis.delete(self.key(session_id))
+        self.redis.delete(self.key(session_id), self.total_key(session_id))
