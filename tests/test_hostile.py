@@ -78,7 +78,7 @@ def test_threads_the_store_leaves_running_do_not_keep_the_run_alive(run_suite):
 
 @pytest.mark.parametrize("store, command", [("FlushesAll", "FLUSHALL"), ("ShutsDownTheServer", "SHUTDOWN")])
 def test_a_store_that_sabotages_the_server_is_a_finding_that_names_the_command(run_suite, store, command):
-    result = run_suite("--store", hostile(store))
+    result = run_suite("--store", hostile(store), *NOT_STATEFUL)
     assert result.exit_code == 1, result.output
     assert [f["scenario"] for f in result.summary["failures"]] == [ROUND_TRIP]
     assert result.summary["failures"][0]["message"].startswith(
