@@ -9,6 +9,7 @@ one of them; none starts a run, so the whole file takes about a second.
 """
 
 import json
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -357,6 +358,19 @@ def test_write_all_of_a_run_that_judged_nothing_adds_junit(tmp_path):
     assert json.loads(paths.summary_json.read_text(encoding="utf-8"))["report_files"] == summary.report_files
 
 
+def test_the_junit_of_a_run_that_judged_nothing_is_one_errored_case_saying_why(tmp_path):
+    paths = ReportPaths(tmp_path / "r")
+    write_all(RunSummary(Status.USAGE_ERROR, "no store given\x00\ngive --store FILE:CLASS"), paths, Redactor())
+    root = ET.parse(paths.junit).getroot()
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    assert suite.get("name").startswith("memory-regression")   # and the run's windows and profiles
+    assert (suite.get("tests"), suite.get("errors")) == ("1", "1")
+    [case] = suite.findall("testcase")
+    assert (case.get("name"), case.get("classname")) == ("configuration", "memory_regression")
+    [error] = case.findall("error")
+    assert (error.get("message"), error.get("type")) == ("no store given\\x00", "usage error")
+    assert error.text == "no store given\\x00\ngive --store FILE:CLASS"
+
 # -- summary.md and the terminal ------------------------------------------------------------------
 
 def test_summary_md_states_the_run_the_matrix_and_the_failures():
@@ -437,6 +451,33 @@ def test_summary_md_stays_under_its_limit():
     assert SUMMARY_MD_LIMIT - 1024 < len(text.encode()) <= SUMMARY_MD_LIMIT + 200
     assert text.endswith("_(summary cut at 1 MiB; the HTML report and junit.xml hold everything)_\n")
 
+
+def test_summary_md_escapes_what_the_store_controls():
+    """Store names, keys, messages and details are the store's text: no raw control character, no
+    HTML, no | that splits a table, no ``` that closes the details block early."""
+    summary = RunSummary(Status.FAILED, store="app/m.py:`Evil`\x1b[31m", keys_without_ttl=["k`1`|\x07"], results=[
+        ScenarioResult("t|1", "t", "core", "", [], Outcome.FAILED, '<b>lost</b> "a" | b\nsecond line \x00',
+                       "```\nrm\x7f -rf\n```" + "y" * 5000)])
+    lines = render_markdown(summary).splitlines()
+    assert "- Store: `app/m.py:Evil\\x1b[31m`" in lines
+    assert "Keys left without a TTL (1): `k1\\|\\x07`" in lines
+    assert '**t\\|1**: &lt;b&gt;lost&lt;/b&gt; "a" \\| b second line \\x00' in lines
+    start = lines.index("```text")    # the details: 15 characters, then y up to 4000 in all
+    assert lines[start + 1:start + 5] == ["'''", "rm\\x7f -rf", "'''" + "y" * (4000 - 15), "```"]
+
+
+def test_summary_md_is_cut_only_past_its_limit_and_never_inside_a_character():
+    def markdown(message):
+        return render_markdown(RunSummary(Status.FAILED, results=[
+            ScenarioResult("t", "t", "core", "", [], Outcome.FAILED, message)]))
+
+    limit = 1024 * 1024 - 4096
+    room = limit - len(markdown("").encode())
+    whole = markdown("x" * room)
+    assert len(whole.encode()) == limit and "cut at 1 MiB" not in whole
+    cut = markdown("x" * (room + 1) + "é")   # over the limit, the é split by the cut: it is left out
+    assert cut == whole[:-2] + "x\n\n_(summary cut at 1 MiB; the HTML report and junit.xml hold everything)_\n"
+    assert SUMMARY_MD_LIMIT == limit
 
 def test_terminal_summary_shows_the_run_the_matrix_failures_and_files():
     summary = sample_summary()
