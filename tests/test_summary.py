@@ -335,25 +335,31 @@ def test_to_json_leaves_the_summary_as_it_was():
 # -- write_all: the files ---------------------------------------------------------------------------
 
 def test_write_all_writes_the_summary_files_and_names_them(tmp_path):
-    paths = ReportPaths(tmp_path / "r")
+    """Beside pytest's report.html (and junit.xml, absent here), summary.json and summary.md, redacted;
+    report_files names every report there is."""
+    directory = tmp_path / "r"
+    directory.mkdir()
+    (directory / "report.html").write_text("<html></html>")
     summary = sample_summary()
-    summary.message = "password hunter2 in redis://user:hunter2@db:6379/0"
-    write_all(summary, paths, Redactor(["hunter2"]))
-    assert summary.report_files == {"summary_md": str(paths.summary_md), "summary_json": str(paths.summary_json)}
-    assert not paths.junit.exists(), "pytest writes junit.xml for a run that judged scenarios"
-    written = json.loads(paths.summary_json.read_text(encoding="utf-8"))
-    summary.message = "password *** in redis://***@db:6379/0"
-    assert written == summary.to_json()
-    assert paths.summary_md.read_text(encoding="utf-8") == render_markdown(summary)
-    assert "hunter2" not in paths.summary_md.read_text(encoding="utf-8")
+    summary.message = "café: password hunter2 in redis://user:hunter2@db:6379/0"
+    write_all(summary, ReportPaths(directory), Redactor(["hunter2"]))
+    assert summary.report_files == {"html": str(directory / "report.html"),
+                                    "summary_md": str(directory / "summary.md"),
+                                    "summary_json": str(directory / "summary.json")}
+    assert sorted(p.name for p in directory.iterdir()) == ["report.html", "summary.json", "summary.md"]
+    text = (directory / "summary.json").read_text(encoding="utf-8")
+    summary.message = "café: password *** in redis://***@db:6379/0"
+    assert json.loads(text) == summary.to_json()
+    assert '"message": "café: password' in text, "non-ASCII text is written as it is, not as \\u escapes"
+    assert (directory / "summary.md").read_text(encoding="utf-8") == render_markdown(summary)
 
 
 def test_write_all_of_a_run_that_judged_nothing_adds_junit(tmp_path):
-    paths = ReportPaths(tmp_path / "r")
+    paths = ReportPaths(tmp_path / "new" / "r")     # a directory, and its parent, that do not exist yet
     summary = RunSummary(Status.REDIS_ERROR, "Redis could not be started")
     write_all(summary, paths, Redactor())
-    assert summary.report_files == {"junit": str(paths.junit), "summary_md": str(paths.summary_md),
-                                    "summary_json": str(paths.summary_json)}
+    assert summary.report_files == {"junit": str(paths.directory / "junit.xml"),
+                                    "summary_md": str(paths.summary_md), "summary_json": str(paths.summary_json)}
     assert "Redis could not be started" in paths.junit.read_text(encoding="utf-8")
     assert json.loads(paths.summary_json.read_text(encoding="utf-8"))["report_files"] == summary.report_files
 
