@@ -259,6 +259,8 @@ def relative_path(path: str | None, root: Path) -> str | None:
 def suite_name(summary: RunSummary) -> str:
     """The junit test suite's name: the matrix point the run covered, so that the junit files of
     a matrix of runs, merged, still say where each case ran."""
+    if not summary.window_sizes:   # stopped before the settings were read
+        return "memory-regression"
     sizes = ",".join(map(str, summary.window_sizes))
     profiles = ",".join(profile["name"] for profile in summary.profiles)
     return f"memory-regression (window sizes {sizes}; profiles {profiles})"

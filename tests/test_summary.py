@@ -17,8 +17,8 @@ from memory_regression.capabilities import (Capability, UnknownCapability, confo
                                             skip_reason)
 from memory_regression.contract import bind_store, load_object
 from memory_regression.redaction import Redactor
-from memory_regression.reports import (SUMMARY_MD_LIMIT, ReportPaths, render_markdown, render_terminal,
-                                       write_all)
+from memory_regression.reports import (SUMMARY_MD_LIMIT, ReportPaths, place_junit_cases, render_markdown,
+                                       render_terminal, suite_name, write_all)
 from memory_regression.results import (NO_POINT, ExitCode, Outcome, RunSummary, ScenarioResult, Status,
                                        scenario_group)
 from tests.conftest import ROOT
@@ -513,3 +513,30 @@ def test_terminal_summary_shows_the_run_the_matrix_failures_and_files():
 def test_terminal_summary_of_a_run_stopped_before_any_scenario():
     assert render_terminal(RunSummary(Status.REDIS_ERROR, "no redis-server on PATH")) == \
         "memory regression: redis error\nno redis-server on PATH"
+
+
+# -- junit.xml: the suite's name and the cases' place --------------------------------------------
+
+def test_junit_suite_is_named_after_the_matrix_point_and_cases_point_at_the_store(tmp_path):
+    summary = sample_summary()
+    summary.store_file = str(tmp_path / "app/m.py")
+    paths = ReportPaths(tmp_path / "r")
+    paths.directory.mkdir()
+    def placed(source_root):
+        paths.junit.write_text('<testsuites><testsuite name="memory-regression"><testcase classname="c" name="a"/>'
+                               '<testcase classname="c" name="b"/></testsuite></testsuites>')
+        place_junit_cases(summary, paths.junit, source_root)
+        return ET.parse(paths.junit).getroot().find("testsuite")
+
+    suite = placed(tmp_path)
+    assert suite.get("name") == "memory-regression (window sizes 5,20; profiles small-4k)"
+    assert [(c.get("file"), c.get("line")) for c in suite.iter("testcase")] == [("app/m.py", "7")] * 2
+    suite = placed(tmp_path / "elsewhere")    # the store outside the root: a reporter could not find it
+    assert [(c.get("file"), c.get("line")) for c in suite.iter("testcase")] == [(None, None)] * 2
+    assert suite_name(RunSummary(Status.USAGE_ERROR, "no store given")) == "memory-regression"
+
+
+def test_a_run_stopped_before_its_settings_names_its_junit_suite_plainly(tmp_path):
+    paths = ReportPaths(tmp_path / "r")
+    write_all(RunSummary(Status.USAGE_ERROR, "no store given"), paths, Redactor(), tmp_path)
+    assert [s.get("name") for s in ET.parse(paths.junit).getroot().iter("testsuite")] == ["memory-regression"]
