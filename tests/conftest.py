@@ -117,13 +117,25 @@ def wait_for_handlers(pid: int, within_s: float = 10.0) -> None:
         time.sleep(0.005)
 
 
-def run_entrypoint(args, *, report_dir, cwd=ROOT, env=None, signals=(), expect_reports=True, give_report_dir=True):
+def with_workers(args, workers):
+    """``args`` asking for ``workers`` worker processes (pytest's ``-n``), unless they ask already."""
+    if workers is None or "-n" in args:
+        return list(args)
+    return [*args, *([] if "--" in args else ["--"]), "-n", str(workers)]
+
+
+def run_entrypoint(args, *, report_dir, cwd=ROOT, env=None, signals=(), expect_reports=True, give_report_dir=True,
+                   workers=1):
     """Run entrypoint.py in a subprocess with the given arguments (and ``--report-dir`` unless the
     test gives it another way), sending ``signals`` as (seconds after start, signal) pairs; check
-    what every run must leave behind."""
+    what every run must leave behind.
+
+    A run gets one worker unless the test asks for more (``workers=None``: the runner's default of
+    two): most tests judge what a run says, not how many workers it had, and the tests running
+    beside them need the machine's other core."""
     mark = uuid.uuid4().hex
     command = [sys.executable, str(ENTRYPOINT), *(["--report-dir", str(report_dir)] if give_report_dir else []),
-               *args]
+               *with_workers(args, workers)]
     environment = {**os.environ, RUN_MARK: mark, "PYTHONUNBUFFERED": "1", **(env or {})}
     started = time.monotonic()
     process = subprocess.Popen(command, cwd=cwd, env=environment, stdout=subprocess.PIPE,
@@ -148,8 +160,9 @@ def run_entrypoint(args, *, report_dir, cwd=ROOT, env=None, signals=(), expect_r
 @pytest.fixture
 def run_suite(tmp_path):
     """Run the suite like a user; reports go under tmp_path unless ``report_dir`` says otherwise."""
-    def run(*args, cwd=ROOT, env=None, report_dir=None, signals=(), expect_reports=True, give_report_dir=True):
-        return run_entrypoint(args, report_dir=report_dir or tmp_path / "reports", cwd=cwd, env=env,
+    def run(*args, cwd=ROOT, env=None, report_dir=None, signals=(), expect_reports=True, give_report_dir=True,
+            workers=1):
+        return run_entrypoint(args, report_dir=report_dir or tmp_path / "reports", cwd=cwd, env=env, workers=workers,
                               signals=signals, expect_reports=expect_reports, give_report_dir=give_report_dir)
     return run
 

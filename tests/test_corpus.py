@@ -9,9 +9,6 @@ from tests.conftest import ROOT
 from tests.stores import broken
 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
-# one worker per run: the verdicts are the subject here, not the workers, and the tests beside these
-# need the machine's other core
-ONE_WORKER = ("--", "-n", "1")
 
 CORRECT_STORES = {
     "examples/stores/count_window.py:CountWindowStore": ((), "core+count-window+ttl+namespace+clear"),
@@ -51,7 +48,7 @@ def test_broken_store_is_caught(run_suite, store, corpus_run):
     expected = set(broken.CAUGHT_BY[store])
     args = (*(TOKEN_ARGS if issubclass(store, broken.TokenStore) else ()),
             *(() if broken.STATEFUL in expected else ("-k", "not stateful")))
-    result = run_suite("--store", f"tests.stores.broken:{store.__name__}", *args, *ONE_WORKER)
+    result = run_suite("--store", f"tests.stores.broken:{store.__name__}", *args)
     assert result.exit_code == 1, result.output
     failing = result.failing_scenarios()
     assert expected <= failing, result.output
@@ -61,7 +58,7 @@ def test_broken_store_is_caught(run_suite, store, corpus_run):
 @pytest.mark.parametrize("spec", sorted(CORRECT_STORES))
 def test_correct_store_passes(run_suite, spec, corpus_run):
     args, level = CORRECT_STORES[spec]
-    result = run_suite("--store", spec, *args, *ONE_WORKER)
+    result = run_suite("--store", spec, *args)
     assert result.exit_code == 0, result.output
     summary = result.summary
     assert summary["totals"]["failed"] == summary["totals"]["errors"] == 0

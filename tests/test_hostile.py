@@ -32,7 +32,7 @@ def hostile(name):
     ("RaisesSystemExit", "the store raised SystemExit: 3", None, "SystemExit: 3"),
 ])
 def test_a_store_that_takes_its_worker_down_fails_only_that_scenario(run_suite, store, message, where, in_junit):
-    result = run_suite("--store", hostile(store), "--scenario-timeout", TIMEOUT, *NOT_STATEFUL)
+    result = run_suite("--store", hostile(store), "--scenario-timeout", TIMEOUT, *NOT_STATEFUL, workers=None)
     assert result.exit_code == 1, result.output
     summary = result.summary
     assert summary["status"] == "failed"

@@ -15,7 +15,7 @@ STOP_WITHIN_S = 10                              # docker stop waits 10 s before 
 @pytest.mark.parametrize("times", [1, 2], ids=["once", "twice"])
 def test_an_interrupt_at_any_moment_ends_in_130_with_reports_that_say_so(run_suite, signum, at, times):
     signals = [(at + 0.05 * i, signum) for i in range(times)]
-    result = run_suite("--store", HANGING, signals=signals)
+    result = run_suite("--store", HANGING, signals=signals, workers=None)   # the default, as interrupted in use
     assert result.exit_code == 130, result.output
     summary = result.summary
     assert summary["status"] == "interrupted", summary

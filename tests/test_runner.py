@@ -328,7 +328,7 @@ def test_junit_cases_point_at_the_store_and_the_suite_names_the_matrix_point(run
 
 
 def test_summary_files_agree(run_suite):
-    result = run_suite("--store", "tests.stores.broken:OffByOneTrim", "-k", "not stateful")
+    result = run_suite("--store", "tests.stores.broken:OffByOneTrim", "-k", "not stateful", workers=None)
     summary = result.summary
     markdown = (result.report_dir / "summary.md").read_text(encoding="utf-8")
     assert summary["status"] == "failed" and summary["exit_code"] == 1
