@@ -80,7 +80,7 @@ def redis_share(args):
         timed(redis.asyncio.connection.AbstractConnection, name, is_async=True)
     with tempfile.TemporaryDirectory() as reports:
         started = time.perf_counter()
-        code = cli.main(["--report-dir", reports, "-q", *args, "--", "-n", "0"])
+        code = cli.main(["--report-dir", reports, *args, "--", "-q", "-n", "0"])
         wall = time.perf_counter() - started
     if code != 0:
         raise SystemExit(f"in-process run failed with {code}")
