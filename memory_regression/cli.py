@@ -152,7 +152,7 @@ class Runner:
         from .contract import UsageError, contract_summary
         from .redaction import Redactor, url_secrets
         from .results import Status
-        from .settings import OPTIONS, Settings, defaults
+        from .settings import OPTIONS, Settings
 
         args = self.argv
         before, after = (args[:args.index("--")], args[args.index("--") + 1:]) if "--" in args else (args, [])
@@ -172,8 +172,8 @@ class Runner:
             parsed, rest = parser.parse_known_args(before)
             values = vars(parsed)
             problem = rejected_arguments(rest, parser) if rest else None
-        except ArgumentsRejected as exc:
-            values, problem = {**defaults(), "list": False, "keyword": None, "exitfirst": False}, str(exc)
+        except ArgumentsRejected as exc:   # the defaults, so that the usage error has reports to go to
+            values, problem = vars(parser.parse_known_args([])[0]), str(exc)
         if values.get("help"):
             parser.print_help()
             return 0

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from xml.etree import ElementTree
 from pathlib import Path
 
+from .capabilities import REGISTRY
 from .contract import UsageError
 from .redaction import Redactor
 from .results import LISTED_NOT_RUN, NO_POINT, Outcome, RunSummary
@@ -171,8 +172,6 @@ def render_markdown(summary: RunSummary) -> str:
 def render_listing(summary: RunSummary) -> str:
     """What ``--list`` prints: the store's capabilities (and how to claim the missing ones), the
     window sizes and profiles, and each scenario that would run or be skipped, with the reason."""
-    from .capabilities import REGISTRY
-
     where = f" (defined at {summary.store_file}:{summary.store_line})" if summary.store_file else ""
     lines = [f"store {summary.store}{where}", f"capabilities: {', '.join(summary.capabilities) or 'none'}"]
     lines += [f"  lacks {spec.capability}: {spec.missing}" for spec in REGISTRY.values()
