@@ -20,6 +20,7 @@ import inspect
 import sys
 import traceback
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any, Callable
 
@@ -300,11 +301,30 @@ def close_quietly(store: Any, run: Callable[[Any], Any] = asyncio.run) -> None:
             return
 
 
+def role_text(role: Any) -> str:
+    """A role as the suite compares it: an enum's value (llama-index's ``MessageRole.USER`` is
+    ``'user'``, which ``str()`` would make ``'MessageRole.USER'``), anything else as text."""
+    return str(role.value if isinstance(role, Enum) else role)
+
+
+def content_text(content: Any) -> str:
+    """Content as text: a string as it is; a list of text blocks (strings, or ``{"type": "text",
+    "text": ...}`` as LangChain and the OpenAI APIs write them) joined; anything else as ``str()``."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+            isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text"
+                                       and isinstance(block.get("text"), str)) for block in content):
+        return "".join(block if isinstance(block, str) else block["text"] for block in content)
+    return str(content)
+
+
 def normalize_history(raw: Any) -> list[Message]:
     """Turn what a load method returned into messages, oldest first.
 
     Accepts dicts with role/content, objects with .role/.content, and LangChain-style
-    objects or dicts with .type (human/ai/system) in place of role.
+    objects or dicts with .type (human/ai/system) in place of role; roles may be enums, and content
+    a list of text blocks.
     """
     __tracebackhide__ = True
     if raw is None:
@@ -324,7 +344,7 @@ def normalize_history(raw: Any) -> list[Message]:
         if role is None or content is None:
             raise AssertionError(
                 f"load returned item {index} without role and content: {item!r:.200}")
-        messages.append(Message(str(role), content if isinstance(content, str) else str(content)))
+        messages.append(Message(role_text(role), content_text(content)))
     return messages
 
 

@@ -283,6 +283,7 @@ def test_crashing_store_is_a_finding(run_suite):
     ("tests.stores.shapes:make_store", "core+count-window+clear"),
     ("tests.stores.shapes:make_store_from_kwargs", "core+clear"),
     ("tests.stores.shapes:LangChainStyle", "core+count-window+ttl+namespace+clear"),
+    ("tests.stores.shapes:EnumRolesAndTextBlocks", "core+count-window+ttl+namespace+clear"),
 ])
 def test_other_shapes_plug_in(run_suite, spec, level):
     result = run_suite("--store", spec)

@@ -1,6 +1,7 @@
 """Stores in shapes the contract must accept, and shapes it must reject with a clear message."""
 
 from dataclasses import dataclass
+from enum import Enum
 
 from tests.stores.correct import ListStore
 
@@ -28,6 +29,29 @@ class LangChainStyle(ListStore):
 
     def get(self, session_id):
         return [LangChainStyleMessage(self.TYPES[m["role"]], m["content"]) for m in super().get(session_id)]
+
+
+class Role(str, Enum):
+    """Like llama-index's MessageRole: ``str(Role.USER)`` is ``'Role.USER'`` on Python 3.11."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+
+
+@dataclass
+class BlockMessage:
+    role: Role
+    content: list
+
+
+class EnumRolesAndTextBlocks(ListStore):
+    """Returns roles as a str-Enum and content as a list of text blocks, split in two, the way
+    llama-index's ChatMessage and LangChain's content blocks carry them."""
+
+    def get(self, session_id):
+        return [BlockMessage(Role(m["role"]), [m["content"][:1], {"type": "text", "text": m["content"][1:]}])
+                for m in super().get(session_id)]
 
 
 class OwnMethodNames(ListStore):
