@@ -326,6 +326,10 @@ def describe_outcome(report: pytest.TestReport, excinfo: Any) -> dict[str, Any]:
                         "every other session's history)", report.longreprtext[-DETAILS_LIMIT:])
     origin = "the store raised" if report.when == "call" else f"{report.when} failed:"
     short = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
+    if isinstance(exc, AttributeError) and "'str' object has no attribute 'decode'" in str(exc):
+        short += (" (the store decodes bytes, but the suite's redis client is built with "
+                  "decode_responses=True and returns str: decode only bytes, or build your own client "
+                  "from the redis_url parameter)")
     return _verdict(f"{origin} {short}", report.longreprtext[-DETAILS_LIMIT:])
 
 

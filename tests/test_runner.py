@@ -279,6 +279,15 @@ def test_crashing_store_is_a_finding(run_suite):
     assert failure["message"] == "the store raised ValueError: backend exploded while appending"
 
 
+def test_a_store_written_for_bytes_gets_a_hint_naming_the_client_setting(run_suite):
+    result = run_suite("--store", "tests.stores.shapes:DecodesBytes", "-k", "round_trip")
+    assert result.exit_code == 1, result.output
+    assert result.summary["failures"][0]["message"] == (
+        "the store raised AttributeError: 'str' object has no attribute 'decode' (the store decodes bytes, but "
+        "the suite's redis client is built with decode_responses=True and returns str: decode only bytes, or "
+        "build your own client from the redis_url parameter)")
+
+
 @pytest.mark.parametrize("spec, level", [
     ("tests.stores.shapes:make_store", "core+count-window+clear"),
     ("tests.stores.shapes:make_store_from_kwargs", "core+clear"),

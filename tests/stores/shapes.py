@@ -54,6 +54,13 @@ class EnumRolesAndTextBlocks(ListStore):
                 for m in super().get(session_id)]
 
 
+class DecodesBytes(ListStore):
+    """Written for a client without decode_responses: decodes what it reads as bytes."""
+
+    def read(self, key):
+        return [raw.decode("utf-8") for raw in super().read(key)]
+
+
 class OwnMethodNames(ListStore):
     """Methods the search does not find: run with --append-method remember --load-method recall."""
 
