@@ -243,7 +243,7 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
     if target is None:
         try:
             probe = build_probe(binding)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, UsageError):   # a UsageError says already what to fix
             raise
         except BaseException as exc:  # SystemExit included
             raise UsageError(

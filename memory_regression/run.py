@@ -204,7 +204,12 @@ class SuiteRun:
             problem = self.backend.problem()
             if problem:
                 self.stop(Status.REDIS_ERROR, f"Redis went away during {report.nodeid}: {problem}")
-                pytest.exit(self.stopped[1], returncode=int(Status.REDIS_ERROR.exit_code))
+            else:
+                self.supervisor.drain()
+                if self.supervisor.aborts:   # the store cannot be run here (a Redis module it needs)
+                    self.stop(Status(self.supervisor.aborts[0]["status"]), self.supervisor.aborts[0]["message"])
+            if self.stopped:
+                pytest.exit(self.stopped[1], returncode=int(self.stopped[0].exit_code))
         return result
 
     def _record(self, report: pytest.TestReport) -> None:

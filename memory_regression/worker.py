@@ -15,11 +15,12 @@ import faulthandler
 import hashlib
 import inspect
 import os
+import re
 import signal
 import traceback
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 import redis
@@ -193,6 +194,11 @@ class ScenarioWorker:
         context = ScenarioContext(self, "probe")
         try:
             return context.store().instance
+        except redis.RedisError as exc:
+            module = missing_module(exc)
+            if module:
+                raise UsageError(module) from None
+            raise
         finally:
             context.close()
 
@@ -246,6 +252,9 @@ class ScenarioWorker:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
         report = yield
+        module = missing_module(call.excinfo.value) if report.failed and call.excinfo else None
+        if module and not self.aborted:   # the run stops: every scenario would fail the same way
+            self.abort(Status.USAGE_ERROR, module)
         if report.failed or report.skipped:
             report.memory_verdict = redacted(describe_outcome(report, call.excinfo), self.redactor)
         if report.failed:   # pytest's own rendering stays, unless it holds a secret or is too long
@@ -337,14 +346,40 @@ def _verdict(message: str, details: str = "") -> dict[str, Any]:
     return {"message": message, "details": details}
 
 
-def forbidden_command(exc: BaseException) -> str | None:
-    """The command named by Redis' NOPERM error, where the store ran one the suite forbids."""
+def exception_chain(exc: BaseException | None) -> Iterator[BaseException]:
+    """``exc`` and the exceptions it was raised from or during, each once."""
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        text = str(exc)
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def forbidden_command(exc: BaseException) -> str | None:
+    """The command named by Redis' NOPERM error, where the store ran one the suite forbids."""
+    for link in exception_chain(exc):
+        text = str(link)
         if "no permissions to run the" in text:  # Redis' NOPERM error, as redis-py words it
             name = text.split("'")[1] if text.count("'") >= 2 else "a forbidden command"
             return name.upper()
-        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+# the prefix of a module's commands -> the Redis module that provides them
+MODULE_COMMANDS = {"FT.": "RediSearch", "JSON.": "RedisJSON", "TS.": "RedisTimeSeries", "BF.": "RedisBloom",
+                   "CF.": "RedisBloom", "CMS.": "RedisBloom", "TOPK.": "RedisBloom", "TDIGEST.": "RedisBloom"}
+
+
+def missing_module(exc: BaseException) -> str | None:
+    """What to say when the store ran a command of a Redis module the server under test lacks
+    (Redis answers "unknown command 'FT._LIST'"): a configuration to fix, not a finding."""
+    for link in exception_chain(exc):
+        found = re.search(r"unknown command '([^']+)'", str(link), re.IGNORECASE)
+        command = found.group(1).upper() if found else ""
+        module = next((name for prefix, name in MODULE_COMMANDS.items() if command.startswith(prefix)), None)
+        if module:
+            return (f"the store ran {command}, a command of the {module} module, which the Redis server under "
+                    f"test lacks: run the suite against a server with {module} (Redis Stack, or Redis 8 with "
+                    "its modules) with --redis redis://HOST:PORT/DB; in GitHub Actions, start one as a "
+                    "services: container and pass its URL as the redis input")
     return None

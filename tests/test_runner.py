@@ -279,6 +279,20 @@ def test_crashing_store_is_a_finding(run_suite):
     assert failure["message"] == "the store raised ValueError: backend exploded while appending"
 
 
+@pytest.mark.parametrize("spec", ["tests.stores.shapes:NeedsSearch", "tests.stores.shapes:make_search_store"])
+def test_a_store_that_needs_a_redis_module_is_one_configuration_error(run_suite, spec):
+    """Not a failure per scenario, and not "Redis went away" while the store is built."""
+    result = run_suite("--store", spec)
+    assert result.exit_code == 2, result.output
+    summary = result.summary
+    assert summary["status"] == "usage error"
+    assert summary["message"].startswith("the store ran FT._LIST, a command of the RediSearch module, which the "
+                                         "Redis server under test lacks: run the suite against a server with "
+                                         "RediSearch"), summary["message"]
+    assert "--redis redis://HOST:PORT/DB" in summary["message"] and "services:" in summary["message"]
+    assert summary["totals"]["failed"] <= 1, "the run went on after the first scenario showed it"
+
+
 def test_a_store_written_for_bytes_gets_a_hint_naming_the_client_setting(run_suite):
     result = run_suite("--store", "tests.stores.shapes:DecodesBytes", "-k", "round_trip")
     assert result.exit_code == 1, result.output

@@ -61,6 +61,20 @@ class DecodesBytes(ListStore):
         return [raw.decode("utf-8") for raw in super().read(key)]
 
 
+class NeedsSearch(ListStore):
+    """Indexes each message with RediSearch (as langchain-redis and redisvl do): plain Redis lacks it."""
+
+    def append(self, session_id, role, content):
+        self.redis.execute_command("FT._LIST")
+        super().append(session_id, role, content)
+
+
+def make_search_store(redis):
+    """Looks for its RediSearch index while it is built."""
+    redis.execute_command("FT._LIST")
+    return ListStore(redis, "search:", 10**6, 3600)
+
+
 class OwnMethodNames(ListStore):
     """Methods the search does not find: run with --append-method remember --load-method recall."""
 
