@@ -177,14 +177,14 @@ class RedisServer:
     """A redis-server of the test's own on a free loopback port: the "external" server a user points
     --redis at. Stopped by PID."""
 
-    def __init__(self, *extra: str):
+    def __init__(self, *extra: str, binary: str | None = None, env: dict | None = None):
         self.port = free_port()
-        binary = shutil.which("redis-server")
+        binary = binary or shutil.which("redis-server")
         if binary is None:
             pytest.skip("no redis-server on PATH")
         self.process = subprocess.Popen([binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
                                          "--appendonly", "no", *extra], stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL)
+                                        stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})
         deadline = time.monotonic() + 10
         while True:
             try:

@@ -34,7 +34,7 @@ def tool(name):
 
 def test_workflows_exist():
     assert ".github/workflows/ci.yml" in WORKFLOWS and ".github/workflows/release.yml" in WORKFLOWS
-    assert len([w for w in WORKFLOWS if w.startswith("examples/")]) == 3
+    assert len([w for w in WORKFLOWS if w.startswith("examples/")]) == 4
 
 
 def test_action_metadata_matches_githubs_schema():
