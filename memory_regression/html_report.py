@@ -126,6 +126,8 @@ def _diff(listing: Listing) -> str:
 
 
 def plain_skip_reason(report: Any, log: list[str]) -> None:
-    """pytest-html logs a skip as pytest's raw (file, line, reason) tuple: log the reason alone."""
-    if report.skipped and isinstance(report.longrepr, tuple) and log:
-        log[0] = html.escape(report.longrepr[2].removeprefix("Skipped: ")) + "\n"
+    """pytest-html logs a skip as pytest's raw (file, line, reason) tuple: log the reason alone, as
+    the worker's verdict words it."""
+    verdict = getattr(report, "memory_verdict", None)
+    if report.skipped and verdict and log:
+        log[0] = html.escape(verdict["message"]) + "\n"
