@@ -272,12 +272,16 @@ class SuiteRun:
             (Capability(c) for c in summary.capabilities),
             [(frozenset(Capability(c) for c in r.requires), r.outcome is Outcome.PASSED)
              for r in summary.results if r.outcome is not Outcome.SKIPPED])
-        summary.status, message = self._verdict(session, exitstatus)
-        summary.message = self.phrase(message) if message else message
+        summary.status, summary.message = self._verdict(session, exitstatus)
         summary.duration_s = round(time.monotonic() - self.started, 3)
         self.judged = True
 
     def _verdict(self, session: pytest.Session | None, exitstatus: int) -> tuple[Status, str | None]:
+        """The run's status and message, the message naming options as the user gave them."""
+        status, message = self._reason(session, exitstatus)
+        return status, self.phrase(message) if message else message
+
+    def _reason(self, session: pytest.Session | None, exitstatus: int) -> tuple[Status, str | None]:
         aborts = self.supervisor.aborts if self.supervisor else []
         if self.stopped:
             return self.stopped
@@ -333,8 +337,7 @@ class SuiteRun:
         if not self.judged:
             self.judge(None, int(pytest.ExitCode.INTERRUPTED if INTERRUPTS.received else pytest.ExitCode.OK))
         elif INTERRUPTS.received and self.summary.status in (Status.PASSED, Status.FAILED, Status.NOT_RUN):
-            self.summary.status, message = self._verdict(None, int(pytest.ExitCode.INTERRUPTED))
-            self.summary.message = self.phrase(message)
+            self.summary.status, self.summary.message = self._verdict(None, int(pytest.ExitCode.INTERRUPTED))
         if self.supervisor is not None:
             self.supervisor.kill_all()
         if not self.listing:
