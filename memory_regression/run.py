@@ -55,6 +55,7 @@ class SuiteRun:
         self.started = time.monotonic()
         self.configured = False
         self.judged = False
+        self.written: tuple[Status, str | None] | None = None   # the verdict the reports were written with
 
     # -- start -------------------------------------------------------------------------------------
     @pytest.hookimpl(wrapper=True)
@@ -340,8 +341,10 @@ class SuiteRun:
             self.summary.status, self.summary.message = self._verdict(None, int(pytest.ExitCode.INTERRUPTED))
         if self.supervisor is not None:
             self.supervisor.kill_all()
-        if not self.listing:
+        verdict = (self.summary.status, self.summary.message)
+        if not self.listing and verdict != self.written:   # the second call writes only what changed
             reports.write_all(self.summary, self.paths, self.redactor, self.source_root)
+            self.written = verdict
         if self.supervisor is not None:
             self.supervisor.stop()
             self.supervisor = None
