@@ -22,7 +22,8 @@ import traceback
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable
+from contextlib import nullcontext
+from typing import Any, Callable, ContextManager
 
 # canonical name -> aliases a store may use instead, with what the suite passes
 STORE_PARAMETERS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -351,16 +352,19 @@ def normalize_history(raw: Any) -> list[Message]:
 class StoreAdapter:
     """One store instance under test, called the same way whether it is sync or async."""
 
-    def __init__(self, binding: StoreBinding, instance: Any, run: Callable[[Any], Any]):
+    def __init__(self, binding: StoreBinding, instance: Any, run: Callable[[Any], Any],
+                 watch: Callable[[str, tuple], ContextManager[Any]] = lambda method, args: nullcontext()):
         self.binding = binding
         self.instance = instance
-        self._run = run  # runs an awaitable to completion on the scenario's event loop
+        self._run = run      # runs an awaitable to completion on the scenario's event loop
+        self._watch = watch  # wraps each call of the store, given its method name and arguments
 
     def _call(self, method: str, *args: Any) -> Any:
         __tracebackhide__ = True
-        result = getattr(self.instance, method)(*args)
-        if inspect.isawaitable(result):
-            result = self._run(result)
+        with self._watch(method, args):
+            result = getattr(self.instance, method)(*args)
+            if inspect.isawaitable(result):
+                result = self._run(result)
         return result
 
     def append(self, session_id: str, role: str, content: str) -> None:

@@ -64,6 +64,12 @@ def html_summary(summary: RunSummary) -> list[str]:
                          + "".join(f"<td class='{cells[c] if c in cells else 'none'}'>{cells.get(c, '')}</td>"
                                    for c in columns) + "</tr>")
         parts += ["</table>", _legend(columns, summary)]
+    findings = summary.findings()
+    if findings:
+        parts.append("<p><b>Findings</b> (measured by the scenarios, whether they passed or failed):</p>"
+                     "<ul class='memory-findings'>" + "".join(
+                         f"<li><b>{html.escape(nodeid)}</b>: {html.escape(text)}</li>" for nodeid, text in findings)
+                     + "</ul>")
     return [*parts, "</div>"]
 
 

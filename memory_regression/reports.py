@@ -24,6 +24,7 @@ from .results import LISTED_NOT_RUN, NO_POINT, Outcome, RunSummary
 
 SUMMARY_MD_LIMIT = 1024 * 1024 - 4096   # GitHub's job summary takes 1 MiB per step
 FAILURES_IN_SUMMARY = 10
+FINDINGS_SHOWN = 20          # findings listed in summary.md and the terminal (summary.json has all)
 DETAILS_LIMIT = 4000                     # characters of one failure's details in summary.md
 MAX_KEYS_WITHOUT_TTL = 200
 
@@ -154,6 +155,12 @@ def render_markdown(summary: RunSummary) -> str:
         lines += ["", f"Keys left without a TTL ({len(summary.keys_without_ttl)}): "
                   + ", ".join(f"`{_md_escape(k).replace('`', '')}`" for k in shown)
                   + (" ..." if len(summary.keys_without_ttl) > len(shown) else "")]
+    findings = summary.findings()
+    if findings:
+        lines += ["", "### Findings", ""]
+        lines += [f"- **{_md_escape(nodeid)}**: {_md_escape(text)}" for nodeid, text in findings[:FINDINGS_SHOWN]]
+        if len(findings) > FINDINGS_SHOWN:
+            lines.append(f"- ... {len(findings) - FINDINGS_SHOWN} more in summary.json")
     failures = summary.failures()
     if failures:
         lines += ["", f"### First failures ({min(len(failures), FAILURES_IN_SUMMARY)} of {len(failures)})", ""]
@@ -211,6 +218,7 @@ def render_terminal(summary: RunSummary) -> str:
                 f"{OUTCOME_WORD[cells[c]] if c in cells else '':>{max(6, len(c))}}" for c in columns))
     for result in summary.failures()[:FAILURES_IN_SUMMARY]:
         lines.append(f"  {OUTCOME_WORD[result.outcome]} {result.nodeid}: {result.message}")
+    lines += [f"  finding {nodeid}: {text}" for nodeid, text in summary.findings()[:FINDINGS_SHOWN]]
     for name, path in summary.report_files.items():
         lines.append(f"{name}: {path}")
     return _visible("\n".join(lines))

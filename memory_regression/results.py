@@ -71,6 +71,7 @@ class ScenarioResult:
     message: str = ""         # one line: the diagnosis, the exception, or the skip reason
     details: str = ""         # expected against actual, or the end of a traceback
     duration_s: float = 0.0
+    findings: list[str] = field(default_factory=list)   # what the scenario measured or noted, pass or fail
 
     @property
     def failed(self) -> bool:
@@ -115,6 +116,10 @@ class RunSummary:
 
     def failures(self) -> list[ScenarioResult]:
         return [r for r in self.results if r.failed]
+
+    def findings(self) -> list[tuple[str, str]]:
+        """(nodeid, text) of every finding, in report order: coverage, growth, how far a budget reached."""
+        return [(r.nodeid, text) for r in self.results for text in r.findings]
 
     def matrix(self) -> tuple[list[str], list[tuple[str, str, dict[str, Outcome]]]]:
         """Columns (the run-once column, the windows, then the profiles, as configured) and rows

@@ -227,6 +227,7 @@ class SuiteRun:
         if recorded or report.when == "call" or not report.passed:
             result.duration_s = round(result.duration_s + report.duration, 4)
             self.results[report.nodeid] = result
+        result.findings += getattr(report, "memory_findings", [])
         for key in getattr(report, "memory_keys_without_ttl", []):
             if len(self.summary.keys_without_ttl) < reports.MAX_KEYS_WITHOUT_TTL:
                 self.summary.keys_without_ttl.append(f"{key} ({report.nodeid})")

@@ -56,10 +56,16 @@ class ScenarioContext:
         self._loop = asyncio.Runner() if self._binding.is_async else None
         self._stores: list[Any] = []
         self._clients: list[Any] = []
+        self.findings: list[str] = []
         self.reset()
 
     def has(self, capability: Capability) -> bool:
         return capability in self.capabilities
+
+    def note(self, finding: str) -> None:
+        """Report something the scenario measured (what it covered, how a store's time grew), whether
+        it passes or fails: it is listed under the scenario in every report."""
+        self.findings.append(finding)
 
     def counter(self, profile: ModelProfile) -> TokenCounter:
         """What one message costs under ``profile``, as the store is told to count."""
@@ -123,6 +129,8 @@ class ScenarioContext:
 
 
 KEYS_WITHOUT_TTL_KEY = pytest.StashKey[list]()
+FINDINGS_KEY = pytest.StashKey[list]()
+FINDINGS_PER_SCENARIO = 20
 
 
 def prepare_worker_process() -> None:
@@ -246,6 +254,7 @@ class ScenarioWorker:
         """The scenario's context: ``memory.store(...)`` builds a store; ``memory.keys()`` lists keys."""
         __tracebackhide__ = True
         context = ScenarioContext(self, request.node.nodeid)
+        request.node.stash[FINDINGS_KEY] = context.findings   # kept even if closing fails
         yield context
         request.node.stash[KEYS_WITHOUT_TTL_KEY] = context.close()
 
@@ -266,6 +275,8 @@ class ScenarioWorker:
                            for title, content in report.sections]
         if report.when == "teardown":
             report.memory_keys_without_ttl = item.stash.get(KEYS_WITHOUT_TTL_KEY, [])
+            report.memory_findings = [cap(self.redactor.text(text), DETAILS_LIMIT, "this finding")
+                                      for text in item.stash.get(FINDINGS_KEY, [])[:FINDINGS_PER_SCENARIO]]
         return report
 
     def pytest_sessionfinish(self) -> None:

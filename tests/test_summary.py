@@ -46,7 +46,7 @@ def sample_summary() -> RunSummary:
                            ["count-window"], Outcome.FAILED, "kept 6 messages, expected 5",
                            "expected: m2..m6\nactual: m1..m6", 0.25),
             ScenarioResult("test_count_window.py::test_last_n[N=20]", "test_last_n", "count-window", "N=20",
-                           ["count-window"], Outcome.PASSED, duration_s=0.75),
+                           ["count-window"], Outcome.PASSED, duration_s=0.75, findings=["longest session: 43 messages"]),
             ScenarioResult("test_token_window.py::test_suffix[small-4k]", "test_suffix", "token-window",
                            "small-4k", ["token-window"], Outcome.SKIPPED, "store lacks token-window"),
             ScenarioResult("test_hygiene.py::test_clear_no_keys", "test_clear_no_keys", "hygiene", "",
@@ -271,9 +271,11 @@ SUMMARY_JSON_FIELDS = {  # as README's Reports section lists them
     "results", "failures", "keys_without_ttl", "duration_s", "report_files"}
 
 
-def result_json(nodeid, scenario, group, point, requires, outcome, message="", details="", duration_s=0.0):
+def result_json(nodeid, scenario, group, point, requires, outcome, message="", details="", duration_s=0.0,
+                findings=()):
     return {"nodeid": nodeid, "scenario": scenario, "group": group, "point": point, "requires": requires,
-            "outcome": outcome, "message": message, "details": details, "duration_s": duration_s}
+            "outcome": outcome, "message": message, "details": details, "duration_s": duration_s,
+            "findings": list(findings)}
 
 
 def test_summary_json_has_every_field_with_its_value():
@@ -285,7 +287,7 @@ def test_summary_json_has_every_field_with_its_value():
                     ["count-window"], "failed", "kept 6 messages, expected 5", "expected: m2..m6\nactual: m1..m6",
                     0.25),
         result_json("test_count_window.py::test_last_n[N=20]", "test_last_n", "count-window", "N=20",
-                    ["count-window"], "passed", duration_s=0.75),
+                    ["count-window"], "passed", duration_s=0.75, findings=["longest session: 43 messages"]),
         result_json("test_token_window.py::test_suffix[small-4k]", "test_suffix", "token-window", "small-4k",
                     ["token-window"], "skipped", "store lacks token-window"),
         result_json("test_hygiene.py::test_clear_no_keys", "test_clear_no_keys", "hygiene", "",
@@ -402,6 +404,10 @@ def test_summary_md_states_the_run_the_matrix_and_the_failures():
         "",
         "Keys left without a TTL (1): `mrs:1:messages:a:last-active (test_core.py::test_round_trip)`",
         "",
+        "### Findings",
+        "",
+        "- **test_count_window.py::test_last_n[N=20]**: longest session: 43 messages",
+        "",
         "### First failures (2 of 2)",
         "",
         "**test_count_window.py::test_last_n[N=5]**: kept 6 messages, expected 5",
@@ -434,6 +440,19 @@ def test_summary_md_of_a_run_stopped_before_any_scenario():
         "> ⚠️ used fakeredis \\| not a real server", "",
         "- Store: `(none)`", "- Capabilities: unknown", "- Conformance level: **none**",
         "- Redis: not started", "- Window sizes: —"]) + "\n"
+
+
+def test_summary_md_and_terminal_list_at_most_20_findings_in_run_order():
+    summary = sample_summary()
+    summary.results[0].findings = [f"first {i}" for i in range(15)]
+    summary.results[1].findings = [f"second {i}" for i in range(10)]
+    listed = [line for line in render_markdown(summary).splitlines() if line.startswith("- **")]
+    assert listed[0] == "- **test_core.py::test_round_trip**: first 0"
+    assert listed[15] == "- **test_count_window.py::test_last_n[N=5]**: second 0"
+    assert len(listed) == 20
+    assert "- ... 6 more in summary.json" in render_markdown(summary)
+    assert len([line for line in render_terminal(summary).splitlines() if line.startswith("  finding ")]) == 20
+    assert len(summary.findings()) == 26
 
 
 def test_summary_md_lists_at_most_20_keys_and_10_failures_with_their_counts():
@@ -505,6 +524,7 @@ def test_terminal_summary_shows_the_run_the_matrix_failures_and_files():
         "  test_clear_no_keys ERROR                          ",
         "  FAIL test_count_window.py::test_last_n[N=5]: kept 6 messages, expected 5",
         "  ERROR test_hygiene.py::test_clear_no_keys: teardown failed: ConnectionError",
+        "  finding test_count_window.py::test_last_n[N=20]: longest session: 43 messages",
         "junit: /w/r/junit.xml",
         "summary_json: /w/r/summary.json",
     ]
