@@ -11,8 +11,13 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .contract import Message
+from .reference import WindowPolicy
 
 ROLES = ("user", "assistant")
+# under start-on-user each user turn is followed by an assistant turn, a tool result and another
+# assistant turn, so that the oldest message a window reaches is mostly one the rule drops
+TOOL_ROLES = ("user", "assistant", "tool", "assistant")
+SYSTEM_PROMPT = Message("system", "system prompt: you are a careful assistant; answer briefly")
 
 # (label, content): each must come back exactly as appended
 TRICKY_CONTENTS: tuple[tuple[str, str], ...] = (
@@ -46,6 +51,20 @@ def numbered_messages(count: int, label: str = "message", start: int = 0) -> lis
     return [Message(role_for(i), f"{label} {i + 1:04d}") for i in range(start, start + count)]
 
 
+def turn_roles(policy: WindowPolicy) -> tuple[str, ...]:
+    """The roles the turns of a window scenario cycle through under ``policy``."""
+    return TOOL_ROLES if policy.start_on_user else ROLES
+
+
+def window_turns(count: int, policy: WindowPolicy, label: str = "turn") -> list[Message]:
+    """What the count-window scenario appends: :data:`SYSTEM_PROMPT` first under keep-system, then
+    ``count`` numbered turns in :func:`turn_roles` order. Under suffix that is user and assistant
+    turns only (a store that loses other roles is the round trip's to catch)."""
+    roles = turn_roles(policy)
+    turns = [Message(roles[i % len(roles)], f"{label} {i + 1:04d}") for i in range(count)]
+    return [SYSTEM_PROMPT, *turns] if policy.keep_system else turns
+
+
 def tricky_messages() -> list[Message]:
     roles = ("user", "assistant", "system")
     return [Message(roles[i % 3], content) for i, (_label, content) in enumerate(TRICKY_CONTENTS)]
@@ -61,7 +80,7 @@ class TokenConversation:
     """Turns sized relative to a token budget, with the points where trimming is hardest."""
 
     messages: list[Message]
-    exact_index: int | None      # appending this message makes a suffix cost exactly the budget
+    exact_index: int | None      # appending this message makes what the policy keeps cost exactly the budget
     oversize_index: int          # this message alone costs more than the budget
 
 
@@ -104,27 +123,36 @@ class _WordText:
         return None
 
 
-def token_conversation(budget: int, cost: Callable[[str], int], seed_text: str) -> TokenConversation:
-    """About three budgets of turns: most between 1/16 and 1/5 of the budget, one landing a suffix
-    exactly on the budget, then one message over the budget alone, then two ordinary turns."""
+def token_conversation(budget: int, cost: Callable[[str], int], seed_text: str,
+                       policy: WindowPolicy) -> TokenConversation:
+    """A system message of about a tenth of the budget (under suffix trimmed like any other, so a
+    store that keeps it is told about keep-system), then about three budgets of turns in
+    :func:`turn_roles` order: most between 1/16 and 1/5 of the budget, one landing what the policy
+    keeps exactly on the budget (the system message counted under keep-system, starting on a user
+    message under start-on-user), then one message over the budget alone, then two ordinary turns."""
     seed = zlib.crc32(seed_text.encode())
     texts = _WordText(cost, seed)
     rng = random.Random(seed)
     low, high = max(1, budget // 16), max(2, budget // 5)
-    messages: list[Message] = []
-    costs: list[int] = []
+    roles = turn_roles(policy)
+    messages: list[Message] = [Message("system", texts.about(max(1, budget // 10)))]
+    costs: list[int] = [cost(messages[0].content)]
 
     def add(content: str) -> None:
-        messages.append(Message(role_for(len(messages)), content))
+        messages.append(Message(roles[(len(messages) - 1) % len(roles)], content))
         costs.append(cost(content))
 
+    head = len(policy.split(messages)[0])   # the system message, under keep-system: always kept
     exact_index = None
     while sum(costs) < int(budget * 2.6):
         if exact_index is None and sum(costs) > budget * 1.2:
-            room, kept = budget, 0
-            while kept < len(costs) and room - costs[-1 - kept] >= low + texts.base:
+            room, kept = budget - sum(costs[:head]), 0
+            while kept < len(costs) - head and room - costs[-1 - kept] >= low + texts.base:
                 room -= costs[-1 - kept]
                 kept += 1
+            while kept and not policy.may_start(messages[-kept]):   # the kept part starts where it may
+                room += costs[-kept]
+                kept -= 1
             content = texts.exactly(room)
             if content is not None:
                 exact_index = len(messages)
@@ -137,3 +165,4 @@ def token_conversation(budget: int, cost: Callable[[str], int], seed_text: str) 
     add(texts.about(rng.randint(low, high)))
     add(texts.about(rng.randint(low, high)))
     return TokenConversation(messages, exact_index if exact_index != -1 else None, oversize_index)
+

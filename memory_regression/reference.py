@@ -2,13 +2,18 @@
 
 Scenarios compute the expected history here and raise :class:`HistoryMismatch` with a
 message in store terms ("lost message 7 of 12") followed by expected against actual.
+
+A windowed store keeps what its :class:`WindowPolicy` says within a :class:`Window` (N messages or
+a token budget): ``suffix``, the policy with no rules, keeps the longest suffix of the session that
+fits; the rules ``start-on-user`` and ``keep-system`` change that, alone or together.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from itertools import zip_longest
+from enum import Enum
+from itertools import combinations, zip_longest
 from typing import Callable, Sequence
 
 from .contract import Message
@@ -53,9 +58,128 @@ class HistoryMismatch(AssertionError):
         super().__init__(f"{diagnosis}\n{self.listing.text()}")
 
 
-def expected_count_window(appended: Sequence[Message], window: int) -> list[Message]:
-    """The last min(k, N) messages of the k appended."""
-    return list(appended[-window:]) if appended else []
+class Rule(str, Enum):
+    """A rule of a window policy, as ``--window-policy`` names it."""
+
+    START_ON_USER = "start-on-user"   # the kept history never starts with an assistant or tool message
+    KEEP_SYSTEM = "keep-system"       # a leading system message is always kept, and counts toward the window
+
+    def __str__(self) -> str:
+        return self.value
+
+
+SUFFIX_NAME = "suffix"                       # the policy with no rules
+NO_START_ROLES = ("assistant", "tool")       # roles start-on-user never lets a history start with
+
+
+@dataclass(frozen=True)
+class Window:
+    """What a store keeps its history within: N messages (each weighs 1) or a token budget (each
+    weighs its cost). ``unit``, ``name`` and ``verb`` word it: "holds 6 messages, over the window of
+    5 messages"; "costs 3620 tokens, over the budget of 3584 tokens"."""
+
+    limit: int
+    weight: Callable[[Message], int]
+    unit: str
+    name: str
+    verb: str
+
+    def total(self, history: Sequence[Message]) -> int:
+        return sum(self.weight(message) for message in history)
+
+    def amount(self, count: int) -> str:
+        return f"{count} {self.unit}" + ("" if count == 1 else "s")
+
+
+def count_window(size: int) -> Window:
+    return Window(size, lambda message: 1, "message", "window", "holds")
+
+
+def token_budget(budget: int, cost: Callable[[str], int]) -> Window:
+    return Window(budget, lambda message: cost(message.content), "token", "budget", "costs")
+
+
+@dataclass(frozen=True)
+class WindowPolicy:
+    """Which messages a windowed store keeps (``--window-policy``): the longest suffix of the
+    session that fits the window, changed by each rule the policy has.
+
+    - no rules (``suffix``): that suffix, nothing else;
+    - ``start-on-user``: the kept history never starts with an assistant or tool message, whether or
+      not anything was trimmed; it is the longest such suffix that fits, and may be empty (N=1 and
+      the newest message is the assistant's). A system message other than the first is an ordinary
+      message, and may start it;
+    - ``keep-system``: when the first message appended to the session is a system message, it is
+      always kept, first, and counts toward the window; the rest is the longest suffix that fits
+      beside it. With N=1, or a system message over the budget alone, the history is that message
+      alone. Later system messages are ordinary messages.
+
+    Together the rules are LangChain's ``trim_messages(start_on="human", include_system=True)``:
+    the kept system message, then the longest suffix that fits beside it and starts on a user
+    message (LangChain would also drop a later system message that came first; the suite's
+    conversations hold no such message).
+    """
+
+    rules: frozenset[Rule] = frozenset()
+
+    def __str__(self) -> str:
+        return ",".join(rule.value for rule in Rule if rule in self.rules) or SUFFIX_NAME
+
+    @property
+    def start_on_user(self) -> bool:
+        return Rule.START_ON_USER in self.rules
+
+    @property
+    def keep_system(self) -> bool:
+        return Rule.KEEP_SYSTEM in self.rules
+
+    def split(self, appended: Sequence[Message]) -> tuple[list[Message], list[Message]]:
+        """The head this policy always keeps (the leading system message under keep-system, else
+        nothing) and the rest of what was appended, which the window trims."""
+        head = 1 if self.keep_system and appended and appended[0].role == "system" else 0
+        return list(appended[:head]), list(appended[head:])
+
+    def may_start(self, message: Message) -> bool:
+        """Whether ``message`` may be the oldest kept after the head."""
+        return not (self.start_on_user and message.role in NO_START_ROLES)
+
+    def kept(self, appended: Sequence[Message], window: Window) -> list[Message]:
+        """What a correct store holds after ``appended``: the head, then the longest suffix of the
+        rest that fits the window beside the head and may start the history (the head alone when
+        nothing fits)."""
+        head, rest = self.split(appended)
+        total, start = window.total(head), len(rest)
+        for index in range(len(rest) - 1, -1, -1):
+            total += window.weight(rest[index])
+            if total > window.limit:
+                break
+            if self.may_start(rest[index]):
+                start = index
+        return head + rest[start:]
+
+    def allows(self, appended: Sequence[Message], history: Sequence[Message], window: Window) -> bool:
+        """Whether a correct store may hold ``history``: what :meth:`kept` says or, when the newest
+        message alone is over the window (a token budget), the head and that message, if it may
+        start the history."""
+        history = list(history)
+        if history == self.kept(appended, window):
+            return True
+        head, rest = self.split(appended)
+        return (bool(rest) and window.weight(rest[-1]) > window.limit and self.may_start(rest[-1])
+                and history == head + rest[-1:])
+
+
+SUFFIX = WindowPolicy()
+# every policy, fewest rules first: the order in which a failure's hint looks for one the store follows
+POLICIES = tuple(WindowPolicy(frozenset(rules)) for count in range(len(Rule) + 1)
+                 for rules in combinations(Rule, count))
+
+
+def expected_count_window(appended: Sequence[Message], window: int,
+                          policy: WindowPolicy = SUFFIX) -> list[Message]:
+    """What a store with a window of N messages holds under ``policy``: under suffix the last
+    min(k, N) of the k appended."""
+    return policy.kept(appended, count_window(window))
 
 
 def messages(count: int) -> str:
@@ -125,44 +249,94 @@ def assert_history(expected: Sequence[Message], actual: Sequence[Message],
         raise HistoryMismatch(f"{context}{problem}", expected, actual)
 
 
-def expected_token_window(appended: Sequence[Message], budget: int,
-                          cost: Callable[[str], int]) -> list[Message]:
-    """The longest suffix of what was appended that fits the budget (empty if the newest does not)."""
-    kept: list[Message] = []
-    total = 0
-    for message in reversed(appended):
-        total += cost(message.content)
-        if total > budget:
-            break
-        kept.append(message)
-    return kept[::-1]
+def expected_token_window(appended: Sequence[Message], budget: int, cost: Callable[[str], int],
+                          policy: WindowPolicy = SUFFIX) -> list[Message]:
+    """What a store with a token budget holds under ``policy``: under suffix the longest suffix of what
+    was appended that fits the budget (empty if the newest does not)."""
+    return policy.kept(appended, token_budget(budget, cost))
 
 
-def token_window_problem(appended: Sequence[Message], history: Sequence[Message], budget: int,
-                         cost: Callable[[str], int]) -> str | None:
-    """Check a token-windowed history: a contiguous suffix, within budget, and maximal.
+def window_problem(appended: Sequence[Message], history: Sequence[Message], window: Window,
+                   policy: WindowPolicy = SUFFIX) -> str | None:
+    """How ``history`` breaks ``policy`` within ``window``, in store terms, or None when a correct
+    store may hold it (:meth:`WindowPolicy.allows`).
 
-    When the newest message alone exceeds the budget, the history may be empty or hold that
-    message alone; no older message may remain.
+    A broken rule is named first ("start-on-user: the history starts with a tool message (message
+    7 of 12)", "keep-system: the leading system message was trimmed"); then, for a token budget,
+    what the history costs against it (a counter unlike the store's shows there); then how it
+    differs from the expected history. When another policy allows the history, the message ends
+    with a hint naming it: the store may follow that policy on purpose.
     """
-    count = len(history)
-    if count > len(appended) or list(history) != list(appended[len(appended) - count:]):
-        return "history is not a suffix of what was appended"
-    costs = [cost(m.content) for m in history]
-    total = sum(costs)
-    newest_oversize = bool(appended) and cost(appended[-1].content) > budget
-    if newest_oversize:
-        if count > 1:
-            return (f"the newest message alone costs {cost(appended[-1].content)} tokens, over the budget "
-                    f"of {budget}, yet {messages(count - 1)} older remain")
+    appended, history = list(appended), list(history)
+    if policy.allows(appended, history, window):
         return None
-    if total > budget:
-        return f"history costs {total} tokens, over the budget of {budget} ({messages(count)})"
-    if count < len(appended):
-        older = appended[len(appended) - count - 1]
-        if total + cost(older.content) <= budget:
-            return (f"history is over-trimmed: it costs {total} of {budget} tokens, and the next older "
-                    f"message ({cost(older.content)} tokens) would still fit")
+    problem = (_rule_problem(appended, history, window, policy)
+               # a count window's history is exact, and diagnose names the message lost or kept
+               or (_budget_problem(appended, history, window, policy) if window.unit == "token" else None)
+               or diagnose(policy.kept(appended, window), history, appended))
+    other = next((p for p in POLICIES if p != policy and p.allows(appended, history, window)), None)
+    if other is not None:
+        problem += f"; this is what --window-policy {other} expects: if the store means to do that, pass it"
+    return problem
+
+
+def _kept_rest(appended: list[Message], history: list[Message], policy: WindowPolicy) -> list[Message] | None:
+    """The part of ``history`` after the policy's head, when the history is that head followed by
+    a suffix of the rest of what was appended; else None (it is no history the window makes)."""
+    head, rest = policy.split(appended)
+    after = history[len(head):]
+    if history[:len(head)] != head or after != rest[len(rest) - len(after):]:
+        return None
+    return after
+
+
+def _rule_problem(appended: list[Message], history: list[Message], window: Window,
+                  policy: WindowPolicy) -> str | None:
+    head = policy.split(appended)[0]
+    if head and head[0] not in history:
+        return f"{Rule.KEEP_SYSTEM}: the leading system message was trimmed"
+    rest = _kept_rest(appended, history, policy)
+    if rest is None:
+        return None
+    if rest and not policy.may_start(rest[0]):
+        where = "after the system message, the history" if head else "the history"
+        return (f"{Rule.START_ON_USER}: {where} starts with {_article(rest[0].role)} {rest[0].role} message "
+                f"({_number(rest[0], appended)})")
+    if head and window.total(history) > window.limit >= window.total(rest):
+        return (f"{Rule.KEEP_SYSTEM}: the leading system message counts toward the {window.name}, and with it "
+                f"the history {window.verb} {window.amount(window.total(history))}, over the {window.name} of "
+                f"{window.amount(window.limit)}")
+    return None
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def _budget_problem(appended: list[Message], history: list[Message], window: Window,
+                    policy: WindowPolicy) -> str | None:
+    """What a history the window could make costs against the budget: over it, or over-trimmed."""
+    rest = _kept_rest(appended, history, policy)
+    if rest is None:
+        return None
+    total, newest = window.total(history), appended[-1]
+    if rest and window.weight(newest) > window.limit:
+        if len(rest) > 1:
+            return (f"the newest message alone costs {window.amount(window.weight(newest))}, over the budget "
+                    f"of {window.amount(window.limit)}, yet {messages(len(rest) - 1)} older remain")
+        return None
+    if total > window.limit:
+        return (f"history costs {window.amount(total)}, over the budget of {window.amount(window.limit)} "
+                f"({messages(len(history))})")
+    body = policy.split(appended)[1]
+    start = len(body) - len(rest)
+    earlier = next((i for i in range(start - 1, -1, -1) if policy.may_start(body[i])), None)
+    if earlier is not None and total + window.total(body[earlier:start]) <= window.limit:
+        older = ("the next older message" if start - earlier == 1 else
+                 f"the older messages back to {_number(body[earlier], appended)}, the nearest that may start "
+                 "the history")
+        return (f"history is over-trimmed: it costs {total} of {window.amount(window.limit)}, and {older} "
+                f"({window.amount(window.total(body[earlier:start]))}) would still fit")
     return None
 
 

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from .contract import UsageError
 from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_profiles
 from .redaction import redact_url
+from .reference import SUFFIX_NAME, Rule, WindowPolicy
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("--store", None, "your store: path/to/file.py:NAME or package.module:NAME (a class or factory)",
            "SPEC"),
     Option("--window-sizes", "5,20", "count windows N to test, comma-separated", "N,N"),
+    Option("--window-policy", SUFFIX_NAME, "what your store keeps within its window: suffix (the newest "
+           "messages that fit), or rules, comma-separated: start-on-user (the history never starts with an "
+           "assistant or tool message), keep-system (a leading system message is always kept, and counts)",
+           "RULES"),
     Option("--model-profiles", DEFAULT_PROFILES,
            "built-in profile names, comma-separated, or a YAML file of profiles", "NAMES|FILE"),
     Option("--token-counter", None,
@@ -84,6 +89,7 @@ class Settings:
 
     store_spec: str
     window_sizes: tuple[int, ...]
+    window_policy: WindowPolicy
     profiles: tuple[ModelProfile, ...]
     token_counter: str | None
     redis_choice: str
@@ -108,6 +114,7 @@ class Settings:
         return cls(
             store_spec=store,
             window_sizes=parse_window_sizes(values["window_sizes"]),
+            window_policy=parse_window_policy(values["window_policy"]),
             profiles=tuple(profiles),
             token_counter=counter,
             redis_choice=str(values["redis"]),
@@ -137,6 +144,27 @@ def parse_window_sizes(spec: Any) -> tuple[int, ...]:
             raise UsageError(f"--window-sizes {spec!r}: {part} is given twice")
         sizes.append(int(part))
     return tuple(sizes)
+
+
+def parse_window_policy(spec: Any) -> WindowPolicy:
+    """``--window-policy start-on-user,keep-system``: suffix alone, or rules, each once."""
+    names = [part.strip() for part in str(spec).split(",")]
+    known = ", ".join([SUFFIX_NAME, *(rule.value for rule in Rule)])
+    rules: list[Rule] = []
+    for name in names:
+        if name == SUFFIX_NAME:
+            if len(names) > 1:
+                raise UsageError(f"--window-policy {spec!r}: {SUFFIX_NAME} is the policy without rules and "
+                                 "combines with none: give it alone, or the rules alone (example: --window-policy "
+                                 "start-on-user,keep-system)")
+            continue
+        if name not in {rule.value for rule in Rule}:
+            raise UsageError(f"--window-policy {spec!r}: unknown policy {name!r}; the known ones are {known} "
+                             "(example: --window-policy start-on-user,keep-system)")
+        if Rule(name) in rules:
+            raise UsageError(f"--window-policy {spec!r}: {name} is given twice")
+        rules.append(Rule(name))
+    return WindowPolicy(frozenset(rules))
 
 
 def parse_timeout(spec: Any) -> float:

@@ -52,6 +52,7 @@ class ScenarioContext:
         self.namespace = "mrs:" + hashlib.sha1(nodeid.encode()).hexdigest()[:8] + ":"
         self.capabilities: frozenset[Capability] = worker.capabilities
         self.window_sizes: tuple[int, ...] = worker.settings.window_sizes
+        self.window_policy = worker.settings.window_policy
         self.profile: ModelProfile = worker.settings.profiles[0]
         self._loop = asyncio.Runner() if self._binding.is_async else None
         self._stores: list[Any] = []

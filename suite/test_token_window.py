@@ -1,40 +1,49 @@
-"""Token window: a store built with max_tokens keeps the newest messages that fit the budget."""
+"""Token window: a store built with max_tokens keeps the newest messages that fit the budget, as the
+run's window policy says."""
 
 import functools
 
 import pytest
 
 from memory_regression.conversations import token_conversation
-from memory_regression.reference import HistoryMismatch, expected_token_window, token_window_problem
+from memory_regression.reference import HistoryMismatch, expected_token_window, token_budget, window_problem
 
 
 @pytest.mark.requires("token-window")
 def test_token_window_keeps_maximal_suffix(memory, profile):
-    """After every append the history is a contiguous suffix of what was appended, costs no more
-    than the budget, and is maximal: the next older message would not fit.
+    """After every append the history is what the window policy keeps: under suffix a contiguous
+    suffix that costs no more than the budget and is maximal (the next older message would not fit);
+    under start-on-user the longest such suffix that starts on no assistant or tool message; under
+    keep-system the opening system message stays first and its cost counts toward the budget.
 
-    The conversation is about three budgets long, with turns of 1/16 to 1/5 of the budget, one
-    turn that makes a suffix land exactly on the budget, and one turn that alone exceeds it (then
-    the history may be empty or hold that turn alone, but no older one). The cost of a message is
-    ``count_tokens(content)``, per-message overhead included; if your store counts its own way,
-    pass the same counter with --token-counter.
+    The conversation opens with a system message of about a tenth of the budget (trimmed like any
+    other under suffix) and is about three budgets long, with turns of 1/16 to 1/5 of the budget
+    (user, assistant, tool, assistant under start-on-user), one turn that makes the kept history
+    land exactly on the budget, and one turn that alone exceeds it (then the history may leave that
+    turn out or hold it alone, after the system message under keep-system, but nothing older). The
+    cost of a message is ``count_tokens(content)``, per-message overhead included; if your store
+    counts its own way, pass the same counter with --token-counter.
 
     If this fails: compare the store's counter with the suite's (see the profile line of the
-    report), check ``>`` against ``>=`` when trimming, and what happens to an oversize message."""
+    report), check ``>`` against ``>=`` when trimming, and what happens to an oversize message.
+    Under a policy, the message names the rule broken; a hint naming another policy means the
+    store follows that one: pass it with --window-policy if it does so on purpose."""
+    policy = memory.window_policy
     budget = profile.max_tokens
     cost = functools.lru_cache(maxsize=None)(memory.counter(profile))  # each text once
-    conversation = token_conversation(budget, cost, profile.name)
+    conversation = token_conversation(budget, cost, profile.name, policy)
     store = memory.store(profile=profile)
     appended = []
     for message in conversation.messages:
         store.append("tokens", message.role, message.content)
         appended.append(message)
         history = store.load("tokens")
-        problem = token_window_problem(appended, history, budget, cost)
+        problem = window_problem(appended, history, token_budget(budget, cost), policy)
         if problem:
-            where = (" (this append makes a suffix cost exactly the budget)"
+            where = (" (this append makes the kept history cost exactly the budget)"
                      if len(appended) - 1 == conversation.exact_index else
                      " (this message alone is over the budget)"
                      if len(appended) - 1 == conversation.oversize_index else "")
             raise HistoryMismatch(f"{profile.name}, budget {budget} tokens, after {len(appended)} appends"
-                                  f"{where}: {problem}", expected_token_window(appended, budget, cost), history)
+                                  f"{where}: {problem}", expected_token_window(appended, budget, cost, policy),
+                                  history)

@@ -14,6 +14,7 @@ import pytest
 import memory_regression
 from memory_regression.cli import pip_arguments
 from memory_regression.contract import UsageError
+from memory_regression.settings import Settings, parse_window_policy
 from tests.conftest import ENTRYPOINT, ROOT, read_outputs
 
 COUNT_STORE = str(ROOT / "examples/stores/count_window.py") + ":CountWindowStore"
@@ -33,7 +34,7 @@ def runner(*args, cwd, env=None):
 def test_help_shows_the_options_and_the_contract(tmp_path):
     done = runner("--help", cwd=tmp_path)
     assert done.returncode == 0 and done.stderr == ""
-    for text in ("--store SPEC", "--window-sizes", "--list", "-k EXPR", "The store contract",
+    for text in ("--store SPEC", "--window-sizes", "--window-policy RULES", "--list", "-k EXPR", "The store contract",
                  "max_messages (also max_history", "append_message", "get_history", "clear_session"):
         assert text in done.stdout, text
     assert list(tmp_path.iterdir()) == []
@@ -163,6 +164,36 @@ def test_in_an_action_messages_name_the_inputs(tmp_path):
     assert "no store given: pass input store " in json.loads((tmp_path / "r/summary.json").read_text())["message"]
     done = runner("--window-sizes", "y", cwd=tmp_path, env=env)   # typed on the command line: the flag
     assert json.loads((tmp_path / "r/summary.json").read_text())["message"].startswith("--window-sizes 'y'")
+
+
+@pytest.mark.parametrize("spec, said", [
+    ("start-on-usr", "--window-policy 'start-on-usr': unknown policy 'start-on-usr'; the known ones are suffix, "
+                     "start-on-user, keep-system (example: --window-policy start-on-user,keep-system)"),
+    ("keep-system,", "--window-policy 'keep-system,': unknown policy ''; the known ones are suffix, start-on-user, "
+                     "keep-system (example: --window-policy start-on-user,keep-system)"),
+    ("keep-system,keep-system", "--window-policy 'keep-system,keep-system': keep-system is given twice"),
+])
+def test_window_policy_errors_say_what_to_fix(spec, said):
+    with pytest.raises(UsageError) as caught:
+        parse_window_policy(spec)
+    assert str(caught.value) == said
+
+
+def test_window_policy_reaches_the_workers_settings(tmp_path):
+    """Rules in any order, spaces allowed, named in one order; the workers rebuild it from ``values``."""
+    settings = Settings.from_mapping({"store": "x.py:S", "window_policy": " keep-system, start-on-user"}, tmp_path)
+    assert str(settings.window_policy) == "start-on-user,keep-system"
+    assert Settings.from_mapping(settings.values, tmp_path).window_policy == settings.window_policy
+    assert str(Settings.from_mapping({"store": "x.py:S"}, tmp_path).window_policy) == "suffix"
+
+
+def test_in_an_action_suffix_with_a_rule_is_an_error_naming_the_input(tmp_path):
+    env = action_environment(tmp_path, store=COUNT_STORE, window_policy="suffix,start-on-user", report_dir="r")
+    done = runner(cwd=tmp_path, env=env)
+    assert done.returncode == 2
+    assert json.loads((tmp_path / "r/summary.json").read_text())["message"] == (
+        "input window-policy 'suffix,start-on-user': suffix is the policy without rules and combines with none: "
+        "give it alone, or the rules alone (example: input window-policy start-on-user,keep-system)")
 
 
 def test_a_run_writes_nothing_outside_its_report_dir(tmp_path):

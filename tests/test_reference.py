@@ -1,12 +1,15 @@
-"""The reference model against itself: the token-window checker accepts exactly the histories the
-model allows, and every mismatch gets a diagnosis."""
+"""The reference model against itself: the window checker accepts exactly the histories the model
+allows under each window policy, the expected histories are exact, and every mismatch gets a
+diagnosis in the policy's words."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_regression.contract import Message
-from memory_regression.reference import (diagnose, expected_count_window, expected_token_window,
-                                         token_window_problem)
+from memory_regression.reference import (POLICIES, SUFFIX, WindowPolicy, count_window, diagnose,
+                                         expected_count_window, expected_token_window, token_budget,
+                                         window_problem)
 
 contents = st.lists(st.text(alphabet="abcdefgh ", min_size=0, max_size=12), min_size=0, max_size=12,
                     unique=True)
@@ -25,14 +28,15 @@ def cost(content):
 def test_token_checker_accepts_exactly_what_the_model_allows(texts, budget):
     appended = messages(texts)
     expected = expected_token_window(appended, budget, cost)
-    assert token_window_problem(appended, expected, budget, cost) is None
+    window = token_budget(budget, cost)
+    assert window_problem(appended, expected, window) is None
     newest_alone_over = bool(appended) and cost(appended[-1].content) > budget
     for start in range(len(appended) + 1):  # every suffix
         suffix = appended[start:]
         allowed = suffix == expected or (newest_alone_over and suffix == appended[-1:])
-        assert (token_window_problem(appended, suffix, budget, cost) is None) == allowed
+        assert (window_problem(appended, suffix, window) is None) == allowed
     if len(appended) >= 2:  # a history that is not a suffix is always refused
-        assert token_window_problem(appended, appended[:1], budget, cost) is not None
+        assert window_problem(appended, appended[:1], window) is not None
 
 
 @settings(max_examples=300, deadline=None)
@@ -61,3 +65,156 @@ def test_diagnosis_wording():
     swapped = [*appended[:3], Message("assistant", "e")]
     assert diagnose(appended, swapped, appended) == ("message 4 of the history was altered: first difference "
                                                      "at character 0: expected 'd', got 'e'")
+
+
+# -- window policies ----------------------------------------------------------------------------------
+
+def policy(name):
+    return next(p for p in POLICIES if str(p) == name)
+
+
+START, KEEP, BOTH = policy("start-on-user"), policy("keep-system"), policy("start-on-user,keep-system")
+HINT = "; this is what --window-policy {} expects: if the store means to do that, pass it"
+
+# costs (len + 1): 4, then 3 each
+SESSION = [Message("system", "sys"), Message("user", "u1"), Message("assistant", "a1"), Message("tool", "t1"),
+           Message("assistant", "a2"), Message("user", "u2"), Message("assistant", "a3")]
+
+
+def contents(history):
+    return [m.content for m in history]
+
+
+def test_policies_are_every_combination_of_rules_fewest_first():
+    assert [str(p) for p in POLICIES] == ["suffix", "start-on-user", "keep-system", "start-on-user,keep-system"]
+    assert POLICIES[0] == SUFFIX == WindowPolicy()
+
+
+@pytest.mark.parametrize("name, kept", [
+    ("suffix", [["a3"], ["u2", "a3"], ["a2", "u2", "a3"], ["t1", "a2", "u2", "a3"]]),
+    # never starts with an assistant or tool message; N=1 and the newest is the assistant's: empty
+    ("start-on-user", [[], ["u2", "a3"], ["u2", "a3"], ["u2", "a3"]]),
+    # the system message stays and counts: N=1 keeps it alone
+    ("keep-system", [["sys"], ["sys", "a3"], ["sys", "u2", "a3"], ["sys", "a2", "u2", "a3"]]),
+    ("start-on-user,keep-system", [["sys"], ["sys"], ["sys", "u2", "a3"], ["sys", "u2", "a3"]]),
+])
+def test_count_window_per_policy(name, kept):
+    assert [contents(expected_count_window(SESSION, n, policy(name))) for n in (1, 2, 3, 4)] == kept
+
+
+@pytest.mark.parametrize("name, kept", [
+    ("suffix", [[], ["a3"], ["u2", "a3"], ["u2", "a3"], ["a2", "u2", "a3"]]),
+    ("start-on-user", [[], [], ["u2", "a3"], ["u2", "a3"], ["u2", "a3"]]),
+    # the system message (4 tokens) is kept even over the budget alone, and its cost counts
+    ("keep-system", [["sys"], ["sys"], ["sys"], ["sys", "a3"], ["sys", "u2", "a3"]]),
+    ("start-on-user,keep-system", [["sys"], ["sys"], ["sys"], ["sys"], ["sys", "u2", "a3"]]),
+])
+def test_token_window_per_policy(name, kept):
+    assert [contents(expected_token_window(SESSION, b, cost, policy(name))) for b in (2, 3, 6, 7, 10)] == kept
+
+
+def test_a_later_system_message_is_an_ordinary_one():
+    session = [Message("user", "u1"), Message("system", "s2"), Message("assistant", "a1")]
+    assert contents(expected_count_window(session, 2, BOTH)) == ["s2", "a1"]
+    assert contents(expected_count_window(session, 1, BOTH)) == []
+
+
+def test_the_rules_hold_for_a_history_that_needs_no_trim():
+    session = [Message("assistant", "hello"), Message("user", "u1")]
+    assert contents(expected_count_window(session, 5, START)) == ["u1"]
+    assert contents(expected_count_window(SESSION[:1], 5, KEEP)) == ["sys"]
+
+
+def test_oversize_newest_may_stay_alone_after_the_head_where_it_may_start():
+    session = [*SESSION[:2], Message("user", "a long question")]      # costs 4, 3, 16
+    window = token_budget(10, cost)
+    assert contents(BOTH.kept(session, window)) == ["sys"]
+    assert BOTH.allows(session, [session[0], session[2]], window)
+    assert not BOTH.allows(session, [session[2]], window)
+    answer = [*SESSION[:2], Message("assistant", "a long answer.")]
+    assert not START.allows(answer, answer[2:], window) and SUFFIX.allows(answer, answer[2:], window)
+
+
+def problem(history, window, name="suffix", session=SESSION):
+    return window_problem(session, history, window, policy(name))
+
+
+def test_start_on_user_wording():
+    tool_first = SESSION[3:]   # t1 a2 u2 a3
+    assert problem(tool_first, count_window(4), "start-on-user") == (
+        "start-on-user: the history starts with a tool message (message 4 of 7)" + HINT.format("suffix"))
+    assert problem([SESSION[0], *SESSION[4:]], count_window(4), "start-on-user,keep-system") == (
+        "start-on-user: after the system message, the history starts with an assistant message "
+        "(message 5 of 7)" + HINT.format("keep-system"))
+
+
+def test_keep_system_wording():
+    assert problem(SESSION[4:], count_window(4), "keep-system") == (
+        "keep-system: the leading system message was trimmed")
+    assert problem(SESSION[3:], count_window(4), "keep-system") == (
+        "keep-system: the leading system message was trimmed" + HINT.format("suffix"))
+    not_counted = [SESSION[0], *SESSION[3:]]
+    assert problem(not_counted, count_window(4), "keep-system") == (
+        "keep-system: the leading system message counts toward the window, and with it the history holds "
+        "5 messages, over the window of 4 messages")
+    assert problem(not_counted, token_budget(13, cost), "keep-system") == (
+        "keep-system: the leading system message counts toward the budget, and with it the history costs "
+        "16 tokens, over the budget of 13 tokens")
+
+
+def test_token_wording_under_a_policy():
+    window = token_budget(12, cost)
+    assert problem(SESSION[6:], window) == (
+        "history is over-trimmed: it costs 3 of 12 tokens, and the next older message (3 tokens) would still fit")
+    assert problem([SESSION[0]], window, "start-on-user,keep-system") == (
+        "history is over-trimmed: it costs 4 of 12 tokens, and the older messages back to message 6 of 7, the "
+        "nearest that may start the history (6 tokens) would still fit")
+    assert problem(SESSION[3:], token_budget(10, cost), "start-on-user") == (
+        "start-on-user: the history starts with a tool message (message 4 of 7)")
+    assert problem(SESSION[4:], token_budget(8, cost)) == (
+        "history costs 9 tokens, over the budget of 8 tokens (3 messages)")
+    oversize = [*SESSION[:2], Message("user", "a long question")]
+    assert problem(oversize[1:], token_budget(10, cost), "keep-system", oversize) == (
+        "keep-system: the leading system message was trimmed")
+    assert problem(oversize, token_budget(10, cost), "keep-system", oversize) == (
+        "the newest message alone costs 16 tokens, over the budget of 10 tokens, yet 1 message older remain")
+
+
+def test_hint_names_the_policy_the_history_follows():
+    assert problem(SESSION[5:], count_window(3)) == (
+        "lost message 5 of 7: history has 2 messages, expected 3" + HINT.format("start-on-user"))
+    assert problem([SESSION[0], *SESSION[5:]], count_window(3)) == (
+        "position 1 holds message 1 of 7, expected message 5 of 7" + HINT.format("keep-system"))
+    assert problem([SESSION[0]], count_window(2)) == (
+        "history holds message 1 of 7, which should not be there" + HINT.format("start-on-user,keep-system"))
+    assert problem(SESSION[3:], count_window(3)) == (
+        "kept 4 messages, expected 3: message 4 of 7 should have been trimmed")
+
+
+contents_with_roles = st.lists(st.tuples(st.sampled_from(("system", "user", "assistant", "tool")),
+                                         st.text(alphabet="abc ", max_size=6)), max_size=10, unique_by=lambda t: t[1])
+
+
+def brute_force(appended, window, policy):
+    """The policy spelled out another way: of every head-plus-suffix history, the longest that keeps
+    the rules and fits (the head alone when none does)."""
+    keep = 1 if policy.keep_system and appended and appended[0].role == "system" else 0
+    candidates = [appended[:keep] + appended[start:] for start in range(keep, len(appended) + 1)]
+    fitting = [c for c in candidates if window.total(c) <= window.limit and (
+        len(c) == keep or not policy.start_on_user or c[keep].role not in ("assistant", "tool"))]
+    return max(fitting, key=len) if fitting else appended[:keep]
+
+
+@settings(max_examples=300, deadline=None)
+@given(contents_with_roles, st.integers(min_value=1, max_value=25), st.booleans(), st.sampled_from(POLICIES))
+def test_every_policy_keeps_what_it_says_and_refuses_the_rest(pairs, limit, by_tokens, window_policy):
+    appended = [Message(role, text) for role, text in pairs]
+    window = token_budget(limit, cost) if by_tokens else count_window(max(1, limit // 5))
+    expected = window_policy.kept(appended, window)
+    assert expected == brute_force(appended, window, window_policy)
+    assert window_problem(appended, expected, window, window_policy) is None
+    keep = 1 if window_policy.keep_system and appended and appended[0].role == "system" else 0
+    for start in range(len(appended) + 1):   # every suffix, and every head-plus-suffix
+        for history in {tuple(appended[start:]), tuple(appended[:keep] + appended[max(start, keep):])}:
+            allowed = window_policy.allows(appended, history, window)
+            assert (window_problem(appended, history, window, window_policy) is None) == allowed
