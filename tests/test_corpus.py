@@ -6,9 +6,20 @@ import ast
 import pytest
 
 from tests.conftest import ROOT
-from tests.stores import broken
+from tests.stores import broken, policies
 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
+# the stateful scenario checks the suffix model whatever --window-policy says, and its random appends
+# leave windows that start on an assistant message: it cannot judge a start-on-user store
+NOT_STATEFUL = ("-k", "not stateful")
+POLICY_LEVEL = "core+count-window+token-window+ttl+namespace+clear"
+
+
+def policy_args(rules: str) -> tuple[str, ...]:
+    """A policy store's run: its policy, N=1 (where keep-system keeps the system message alone) and
+    N=5, and the token profiles."""
+    return ("--window-policy", rules, "--window-sizes", "1,5", *TOKEN_ARGS)
+
 
 CORRECT_STORES = {
     "examples/stores/count_window.py:CountWindowStore": ((), "core+count-window+ttl+namespace+clear"),
@@ -17,7 +28,12 @@ CORRECT_STORES = {
     "examples/stores/async_store.py:AsyncChatMemory": ((), "core+count-window+ttl+namespace+clear+async"),
     "tests.stores.correct:ListStore": ((), "core+count-window+ttl+namespace+clear"),
     "tests.stores.correct:TokenStore": ((), "core+token-window+ttl+namespace+clear"),
+    "tests.stores.policies:StartOnUserStore": ((*policy_args("start-on-user"), *NOT_STATEFUL), POLICY_LEVEL),
+    "tests.stores.policies:KeepSystemStore": (policy_args("keep-system"), POLICY_LEVEL),
+    "tests.stores.policies:StartOnUserKeepSystemStore": (
+        (*policy_args("start-on-user,keep-system"), *NOT_STATEFUL), POLICY_LEVEL),
 }
+BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY}
 
 
 def suite_scenarios() -> set[str]:
@@ -40,15 +56,20 @@ def test_every_scenario_but_a_few_has_a_store_only_it_catches():
     assert suite_scenarios() - sole == set(broken.NO_SOLE_CATCH)
 
 
-@pytest.mark.parametrize("store", sorted(broken.CAUGHT_BY, key=lambda c: c.__name__),
-                         ids=lambda c: c.__name__)
+def corpus_args(store: type) -> tuple[str, ...]:
+    if issubclass(store, policies.PolicyStore):
+        return policy_args(",".join(store.RULES))
+    return TOKEN_ARGS if issubclass(store, broken.TokenStore) else ()
+
+
+@pytest.mark.parametrize("store", sorted(BROKEN, key=lambda c: c.__name__), ids=lambda c: c.__name__)
 def test_broken_store_is_caught(run_suite, store, corpus_run):
     """The stateful scenario runs on the stores meant for it. On the others it may catch the bug too
-    (which their fixed scenarios pin already), and shrinking that failure takes it half a minute."""
-    expected = set(broken.CAUGHT_BY[store])
-    args = (*(TOKEN_ARGS if issubclass(store, broken.TokenStore) else ()),
-            *(() if broken.STATEFUL in expected else ("-k", "not stateful")))
-    result = run_suite("--store", f"tests.stores.broken:{store.__name__}", *args)
+    (which their fixed scenarios pin already), and shrinking that failure takes it half a minute.
+    A policy store runs under its policy."""
+    expected = set(BROKEN[store])
+    args = (*corpus_args(store), *(() if broken.STATEFUL in expected else NOT_STATEFUL))
+    result = run_suite("--store", f"{store.__module__}:{store.__name__}", *args)
     assert result.exit_code == 1, result.output
     failing = result.failing_scenarios()
     assert expected <= failing, result.output
@@ -64,3 +85,16 @@ def test_correct_store_passes(run_suite, spec, corpus_run):
     assert summary["totals"]["failed"] == summary["totals"]["errors"] == 0
     assert summary["conformance_level"] == level
     assert summary["totals"]["passed"] > 0
+
+
+def test_a_store_following_another_policy_is_told_to_pass_it(run_suite):
+    """A correct start-on-user store run under the default policy, suffix, fails both window
+    scenarios, and every failure names the policy the store follows."""
+    result = run_suite("--store", "tests.stores.policies:StartOnUserStore", *TOKEN_ARGS, "-k", "window")
+    assert result.exit_code == 1, result.output
+    failures = result.summary["failures"]
+    assert {f["scenario"] for f in failures} == {policies.COUNT_WINDOW, policies.TOKEN_WINDOW}, result.output
+    hint = "; this is what --window-policy start-on-user expects: if the store means to do that, pass it"
+    assert all(f["message"].endswith(hint) for f in failures), result.output
+    assert next(f["message"] for f in failures if f["point"] == "N=5") == (
+        "N=5, after 6 appends: lost message 2 of 6: history has 4 messages, expected 5" + hint)

@@ -1,0 +1,112 @@
+"""Stores that follow a window policy other than suffix, and broken ones only the window scenarios
+catch, each run with ``--window-policy`` set to its ``RULES``.
+
+They keep every message (RPUSH, a sliding TTL) and apply the window when loading, as llama-index's
+``ChatMemoryBuffer`` and LangChain's ``trim_messages`` do. Each takes a count window and a token
+budget both, so one run checks both window scenarios; in the others both are roomy and nothing is
+trimmed.
+"""
+
+from tests.stores.correct import ListStore
+
+START_ON_USER, KEEP_SYSTEM = "start-on-user", "keep-system"
+
+
+class PolicyStore(ListStore):
+    """Drops the oldest messages while the rest is over either limit; under start-on-user, after a
+    drop, also every assistant or tool message that would then come first (llama-index's loop, which
+    leaves a history that fits untouched: the suite's conversations open on a user message, so that
+    passes for the rule); under keep-system a leading system message is kept and counted."""
+
+    RULES: tuple[str, ...] = ()
+    NOT_FIRST = ("assistant", "tool")   # roles start-on-user drops from the front after a trim
+
+    def __init__(self, redis, namespace, max_messages, max_tokens, count_tokens, ttl):
+        super().__init__(redis, namespace, max_messages, ttl)
+        self.max_tokens = max_tokens
+        self.count_tokens = count_tokens
+
+    def trim(self, pipe, key):
+        """Nothing is trimmed when appending: the window is applied when loading."""
+
+    def cost(self, messages):
+        return sum(self.count_tokens(message["content"]) for message in messages)
+
+    def get(self, session_id):
+        messages = super().get(session_id)
+        pinned = self.pinned(messages)
+        return pinned + self.window(messages[len(pinned):], *self.room(pinned))
+
+    def pinned(self, messages):
+        """The leading system message, kept whatever the window (keep-system)."""
+        if KEEP_SYSTEM in self.RULES and messages and messages[0]["role"] == "system":
+            return messages[:1]
+        return []
+
+    def room(self, pinned):
+        """What the window leaves beside the pinned message: (messages, tokens)."""
+        return self.max_messages - len(pinned), self.max_tokens - self.cost(pinned)
+
+    def window(self, messages, max_messages, max_tokens):
+        start, tokens = 0, self.cost(messages)
+        while start < len(messages) and (len(messages) - start > max_messages or tokens > max_tokens):
+            tokens -= self.cost(messages[start:start + 1])
+            start += 1
+            while (START_ON_USER in self.RULES and start < len(messages)
+                   and messages[start]["role"] in self.NOT_FIRST):
+                tokens -= self.cost(messages[start:start + 1])
+                start += 1
+        return messages[start:]
+
+
+class StartOnUserStore(PolicyStore):
+    """llama-index's ``ChatMemoryBuffer``: the history never starts with an assistant or tool message."""
+
+    RULES = (START_ON_USER,)
+
+
+class KeepSystemStore(PolicyStore):
+    """The system prompt stays, and counts toward the window."""
+
+    RULES = (KEEP_SYSTEM,)
+
+
+class StartOnUserKeepSystemStore(PolicyStore):
+    """LangChain's ``trim_messages(start_on="human", include_system=True)``."""
+
+    RULES = (START_ON_USER, KEEP_SYSTEM)
+
+
+class StartOnUserOrphansTool(StartOnUserStore):
+    """Drops a leading assistant message after a trim, but not a tool result: the history can start
+    with a tool message whose call was trimmed (llama_index#12394)."""
+
+    NOT_FIRST = ("assistant",)
+
+
+class SystemDroppedWhenFull(KeepSystemStore):
+    """Keeps the system message only while everything fits: once the window fills, it is trimmed like
+    any other message."""
+
+    def pinned(self, messages):
+        fits = self.window(messages, self.max_messages, self.max_tokens) == messages
+        return super().pinned(messages) if fits else []
+
+
+class SystemNotCounted(StartOnUserKeepSystemStore):
+    """Keeps the system message but leaves it out of the window: a message, and its tokens, too many."""
+
+    def room(self, pinned):
+        return self.max_messages, self.max_tokens
+
+
+COUNT_WINDOW = "test_count_window_keeps_last_n"
+TOKEN_WINDOW = "test_token_window_keeps_maximal_suffix"
+
+CORRECT = (StartOnUserStore, KeepSystemStore, StartOnUserKeepSystemStore)
+
+CAUGHT_BY: dict[type, list[str]] = {
+    StartOnUserOrphansTool: [COUNT_WINDOW, TOKEN_WINDOW],
+    SystemDroppedWhenFull: [COUNT_WINDOW, TOKEN_WINDOW],
+    SystemNotCounted: [COUNT_WINDOW, TOKEN_WINDOW],
+}
