@@ -27,6 +27,7 @@ class Capability(str, Enum):
     TTL = "ttl"
     NAMESPACE = "namespace"
     CLEAR = "clear"
+    TOOL_CALLS = "tool-calls"
     ASYNC = "async"
 
     def __str__(self) -> str:
@@ -66,6 +67,11 @@ REGISTRY: dict[Capability, CapabilitySpec] = {spec.capability: spec for spec in 
     CapabilitySpec(Capability.CLEAR, "clear empties one session and no other",
                    lambda binding: binding.clear_method is not None,
                    f"it has no {', '.join(CLEAR_METHODS[:-1])} or {CLEAR_METHODS[-1]} method"),
+    CapabilitySpec(Capability.TOOL_CALLS, "whole messages: tool calls, tool results and metadata come back as "
+                   "appended, and no window leaves a tool result without its call",
+                   lambda binding: binding.takes_whole_messages and binding.codec.carries_fields,
+                   "its append takes role and content, not whole messages (or its message type has no "
+                   "tool_calls and tool_call_id)", aliases=("tool_calls",)),
     CapabilitySpec(Capability.ASYNC, "its methods are coroutines, run on an event loop",
                    lambda binding: binding.is_async, "its methods are not coroutines"),
 )}

@@ -6,9 +6,15 @@ project's own checks depend on it, so keep it stable:
 * ``--store SPEC`` is ``path/to/file.py:NAME`` (relative to the working
   directory) or ``package.module:NAME`` importable from it.
 * NAME is a class or a factory, called afresh for every scenario with keyword
-  arguments chosen by parameter name from :data:`STORE_PARAMETERS`.
+  arguments chosen by parameter name from :data:`STORE_PARAMETERS`. A factory
+  that takes ``session_id`` builds one object per session, whose methods then
+  take no session id.
 * Methods are found by name (:data:`APPEND_METHODS`, :data:`LOAD_METHODS`,
-  :data:`CLEAR_METHODS`), plain or ``async def``.
+  :data:`CLEAR_METHODS`), plain or ``async def``. Append takes ``(role,
+  content)``, one whole message, or a list of them (:class:`AppendForm`); a whole
+  message is built as the append parameter's annotated class, else as a dict.
+* Stores of a known framework (LangChain, LlamaIndex, OpenAI Agents) are
+  recognised by their base class and driven by :mod:`.frameworks`.
 """
 
 from __future__ import annotations
@@ -17,12 +23,14 @@ import asyncio
 import importlib
 import importlib.util
 import inspect
+import json
 import sys
 import traceback
-from dataclasses import dataclass
+import typing
+from contextlib import nullcontext
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from contextlib import nullcontext
 from typing import Any, Callable, ContextManager
 
 # canonical name -> aliases a store may use instead, with what the suite passes
@@ -33,6 +41,8 @@ STORE_PARAMETERS: dict[str, tuple[tuple[str, ...], str]] = {
     "redis_url": (("url",), "that server's URL"),
     "namespace": (("prefix", "key_prefix"),
                   "a key prefix unique to the scenario; keep all keys under it"),
+    "session_id": ((), "the session's id, for a factory that builds one object per session (its "
+                       "methods then take no session id)"),
     "max_messages": (("max_history", "window", "window_size"), "the count window N"),
     "max_tokens": (("token_limit", "max_token_limit"), "the model profile's token budget"),
     "count_tokens": (("token_counter",),
@@ -42,9 +52,14 @@ STORE_PARAMETERS: dict[str, tuple[tuple[str, ...], str]] = {
     "profile": ((), "the model profile (memory_regression.profiles.ModelProfile)"),
 }
 
-APPEND_METHODS = ("append", "add_message", "append_message", "add", "save_message")
-LOAD_METHODS = ("get", "get_context", "get_history", "get_messages", "load")
-CLEAR_METHODS = ("clear", "delete", "clear_session", "reset")
+APPEND_METHODS = ("append", "add_message", "append_message", "add", "save_message", "save", "add_items",
+                  "add_messages")
+LOAD_METHODS = ("get", "get_context", "get_history", "get_messages", "load", "get_items")
+CLEAR_METHODS = ("clear", "delete", "clear_session", "delete_messages", "reset")
+LIST_APPEND_METHODS = ("add_items", "add_messages")   # found by name, these take a list of messages
+MESSAGE_PARAMETERS = ("message", "msg", "item", "entry")   # a parameter of these names takes a whole message
+# keys of a whole message, beside role and content, that the suite appends and compares
+MESSAGE_FIELDS = ("tool_calls", "tool_call_id", "name", "metadata")
 
 # LangChain-style message types and the roles they stand for
 _TYPE_TO_ROLE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool",
@@ -57,13 +72,31 @@ class UsageError(Exception):
 
 @dataclass(frozen=True)
 class Message:
+    """A message as the suite compares it. ``fields`` holds the keys of :data:`MESSAGE_FIELDS` it
+    has (tool calls, a tool result's call id and name, metadata) as canonical JSON, so that a
+    message stays hashable and two equal messages compare equal."""
+
     role: str
     content: str
+    fields: str = ""
+
+    @classmethod
+    def of(cls, role: str, content: str, **fields: Any) -> "Message":
+        present = {key: value for key, value in fields.items() if value not in (None, "", [], {})}
+        return cls(role, content, json.dumps(present, sort_keys=True, ensure_ascii=False) if present else "")
+
+    def extra(self) -> dict[str, Any]:
+        return json.loads(self.fields) if self.fields else {}
+
+    def as_dict(self) -> dict[str, Any]:
+        """The message as an OpenAI chat-completions dict."""
+        return {"role": self.role, "content": self.content, **self.extra()}
 
     def describe(self, width: int = 60) -> str:
         text = self.content if len(self.content) <= width else (
             self.content[:width] + f"... ({len(self.content)} chars)")
-        return f"{self.role}: {text!r}"
+        extra = f" {self.fields[:width]}{'...' if len(self.fields) > width else ''}" if self.fields else ""
+        return f"{self.role}: {text!r}{extra}"
 
 
 def parameter_table() -> str:
@@ -79,11 +112,14 @@ def contract_summary() -> str:
     """The contract in a few lines, for ``--help``."""
     return ("--store names a class or factory; it is called afresh for every scenario with keyword\n"
             "arguments chosen by parameter name (**kwargs gets them all):\n" + parameter_table() + "\n"
-            "Methods, found by name (plain or async def; name yours with --append-method etc.):\n"
-            f"  append (session_id, role, content): {', '.join(APPEND_METHODS)}\n"
+            "Methods, found by name (plain or async def; name yours with --append-method etc.); a store\n"
+            "built with session_id takes no session_id in its methods:\n"
+            f"  append (session_id, role, content), (session_id, message) or (session_id, [message]):\n"
+            f"    {', '.join(APPEND_METHODS)}\n"
             f"  load (session_id), returning the history oldest first as role/content dicts or objects:\n"
             f"    {', '.join(LOAD_METHODS)}\n"
-            f"  clear (session_id), optional: {', '.join(CLEAR_METHODS)}")
+            f"  clear (session_id), optional: {', '.join(CLEAR_METHODS)}\n"
+            "LangChain chat histories, LlamaIndex chat stores and OpenAI Agents sessions run as they are.")
 
 
 def user_traceback(exc: BaseException) -> str:
@@ -163,6 +199,45 @@ def _find_method(target: Any, override: str | None, candidates: tuple[str, ...],
     return None
 
 
+class AppendForm(str, Enum):
+    """What append takes besides a session id (none for a store built per session)."""
+
+    ROLE_CONTENT = "(role, content)"
+    MESSAGE = "(message)"
+    MESSAGES = "([message, ...])"
+
+
+@dataclass(frozen=True)
+class MessageCodec:
+    """How whole messages travel to a store and back. ``encode`` makes, from a chat-completions
+    dict, what append takes (a list: one message may be several framework objects); ``decode``
+    makes what load returned readable by :func:`normalize_history`."""
+
+    name: str                             # the message type, as the shape names it
+    encode: Callable[[dict], list]
+    decode: Callable[[Any], Any]
+    carries_fields: bool                  # tool calls, a tool result's id and name, and metadata travel in it
+
+
+ROLE_AND_CONTENT = MessageCodec("role and content", lambda message: [message], lambda raw: raw, False)
+DICTS = MessageCodec("dict", lambda message: [message], lambda raw: raw, True)
+
+
+def class_codec(cls: type) -> MessageCodec:
+    """Whole messages built as ``cls(role=..., content=..., ...)``: the fields of
+    :data:`MESSAGE_FIELDS` travel only if it takes them (or ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        parameters = {}
+    carries = (any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+               or all(name in parameters for name in ("tool_calls", "tool_call_id")))
+
+    def encode(message: dict) -> list:
+        return [cls(**{k: v for k, v in message.items() if carries or k in ("role", "content")})]
+    return MessageCodec(cls.__name__, encode, lambda raw: raw, carries)
+
+
 @dataclass
 class StoreBinding:
     """What the suite learned about a store: how to build it and which methods to call."""
@@ -172,13 +247,31 @@ class StoreBinding:
     source_file: Path | None
     parameters: dict[str, str]           # canonical name -> the factory's own parameter name
     takes_var_kwargs: bool
-    append_method: str
-    load_method: str
-    clear_method: str | None
-    is_async: bool
+    append_method: str = ""
+    load_method: str = ""                # a method, or (a framework's) property read without a call
+    clear_method: str | None = None
+    is_async: bool = False
+    per_session: bool = False            # built once per session with session_id; methods take no session id
+    append_form: AppendForm = AppendForm.ROLE_CONTENT
+    codec: MessageCodec = field(default=ROLE_AND_CONTENT)
+    framework: str | None = None         # the framework whose interface the store implements
 
     def accepts(self, canonical: str) -> bool:
         return canonical in self.parameters
+
+    @property
+    def takes_whole_messages(self) -> bool:
+        return self.append_form is not AppendForm.ROLE_CONTENT
+
+    @property
+    def shape(self) -> str:
+        """The store's shape in a few words, as reports show it."""
+        keyed = "" if self.per_session else "session_id, "
+        form = self.append_form.value.strip("()")
+        kind = self.framework or (
+            "one object per session" if self.per_session else "one object for all sessions")
+        message = f"; messages as {self.codec.name}" if self.takes_whole_messages and not self.framework else ""
+        return f"{kind}: {self.append_method}({keyed}{form}){message}"
 
     def build_kwargs(self, values: dict[str, Any]) -> dict[str, Any]:
         """Keyword arguments for one call of the factory, from canonical values."""
@@ -232,10 +325,11 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
                method_overrides: dict[str, str | None],
                build_probe: Callable[["StoreBinding"], Any]) -> StoreBinding:
     """Inspect a factory: its parameters, then its methods (on the class, or on a probe instance)."""
+    from .frameworks import framework_of   # the frameworks build on the contract
+
     parameters, var_kwargs = inspect_parameters(spec, factory)
     binding = StoreBinding(spec=spec, factory=factory, source_file=source_file, parameters=parameters,
-                           takes_var_kwargs=var_kwargs, append_method="", load_method="",
-                           clear_method=None, is_async=False)
+                           takes_var_kwargs=var_kwargs, per_session="session_id" in parameters)
     target = factory if inspect.isclass(factory) else None
     if target is None:
         returned = inspect.signature(factory).return_annotation
@@ -251,41 +345,106 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
                 f"--store {spec!r}: the factory raised while building a store to inspect:\n"
                 f"{user_traceback(exc)}") from None
         target = probe
-    binding.append_method = _find_method(target, method_overrides.get("append"), APPEND_METHODS,
-                                         "append", True)
-    binding.load_method = _find_method(target, method_overrides.get("load"), LOAD_METHODS, "load", True)
-    binding.clear_method = _find_method(target, method_overrides.get("clear"), CLEAR_METHODS,
-                                        "clear", False)
+    framework = framework_of(target if inspect.isclass(target) else type(target))
+    if framework is not None:
+        _bind_framework(binding, framework, target, method_overrides)
+    else:
+        binding.append_method = _find_method(target, method_overrides.get("append"), APPEND_METHODS,
+                                             "append", True)
+        binding.load_method = _find_method(target, method_overrides.get("load"), LOAD_METHODS, "load", True)
+        binding.clear_method = _find_method(target, method_overrides.get("clear"), CLEAR_METHODS,
+                                            "clear", False)
+        binding.append_form, binding.codec = _append_form(target, binding.append_method, binding.per_session)
     names = [n for n in (binding.append_method, binding.load_method, binding.clear_method) if n]
-    binding.is_async = any(inspect.iscoroutinefunction(getattr(target, n)) for n in names)
-    for name in (binding.append_method, binding.load_method):
-        _check_call_shape(spec, target, name, 3 if name == binding.append_method else 1)
-    if binding.clear_method:
-        _check_call_shape(spec, target, binding.clear_method, 1)
+    binding.is_async = any(inspect.iscoroutinefunction(getattr(target, n, None)) for n in names)
+    keyed = 0 if binding.per_session else 1
+    _check_call_shape(spec, target, binding.append_method,
+                      keyed + (2 if binding.append_form is AppendForm.ROLE_CONTENT else 1), binding)
+    for name in filter(None, (binding.load_method, binding.clear_method)):
+        _check_call_shape(spec, target, name, keyed, binding)
     if probe is not None:
         close_quietly(probe)
     return binding
 
 
-def _check_call_shape(spec: str, target: Any, name: str, positional: int) -> None:
-    """The method must accept the contract's positional arguments and need no others."""
-    method = getattr(target, name)
+def _bind_framework(binding: StoreBinding, framework: Any, target: Any,
+                    method_overrides: dict[str, str | None]) -> None:
+    """A framework's store: its own methods and message objects."""
+    if framework.per_session and not binding.per_session:
+        raise UsageError(f"--store {binding.spec!r} is a {framework.name}, which holds one session: its "
+                         "factory must take session_id (the suite builds one per session)")
+    methods = framework.methods(target if inspect.isclass(target) else type(target))
+    binding.append_method = method_overrides.get("append") or methods.append
+    binding.load_method = method_overrides.get("load") or methods.load
+    binding.clear_method = method_overrides.get("clear") or methods.clear
+    binding.append_form = AppendForm.MESSAGES if methods.append_takes_list else AppendForm.MESSAGE
+    binding.codec = MessageCodec(f"{framework.name} messages", framework.encode, framework.decode, True)
+    binding.framework = framework.name
+
+
+def _call_parameters(target: Any, name: str) -> list[inspect.Parameter] | None:
+    """The parameters a call of ``target.name`` fills (without self), or None if unreadable."""
     try:
-        signature = inspect.signature(method)
+        params = list(inspect.signature(getattr(target, name)).parameters.values())
     except (TypeError, ValueError):
-        return
-    params = list(signature.parameters.values())
+        return None
     if inspect.isclass(target) and params and not isinstance(inspect.getattr_static(target, name),
                                                              (staticmethod, classmethod)):
         params = params[1:]  # self
+    return params
+
+
+def _append_form(target: Any, name: str, per_session: bool) -> tuple[AppendForm, MessageCodec]:
+    """How append takes a message, from its name and its parameter after the session id: a list
+    (add_items, add_messages, or a parameter named or annotated so), one whole message (a parameter
+    named message, msg, item or entry, or annotated with a type other than str), else role and
+    content. A whole message is built as the annotated class, else as a dict."""
+    params = _call_parameters(target, name)
+    rest = (params or [])[0 if per_session else 1:]
+    if not rest:
+        return AppendForm.ROLE_CONTENT, ROLE_AND_CONTENT
+    first = rest[0]
+    try:
+        hints = typing.get_type_hints(getattr(target, name))
+    except Exception:   # an annotation that does not resolve is no hint
+        hints = {}
+    annotation = hints.get(first.name, inspect.Parameter.empty)
+    origin = typing.get_origin(annotation)
+    listed = (name in LIST_APPEND_METHODS or first.name in ("messages", "items")
+              or origin in (list, tuple, typing.Sequence, typing.Iterable) or annotation in (list, tuple))
+    if not listed and first.name not in MESSAGE_PARAMETERS and annotation in (str, inspect.Parameter.empty) \
+            and (len(rest) >= 2 or first.kind is first.VAR_POSITIONAL):
+        return AppendForm.ROLE_CONTENT, ROLE_AND_CONTENT
+    message_type = (typing.get_args(annotation) or (Any,))[0] if listed else annotation
+    plain = (message_type is inspect.Parameter.empty or not inspect.isclass(message_type)
+             or typing.is_typeddict(message_type)
+             or issubclass(message_type, (dict, str)) or message_type.__module__ == "typing")
+    codec = DICTS if plain else class_codec(message_type)
+    return (AppendForm.MESSAGES if listed else AppendForm.MESSAGE), codec
+
+
+def _check_call_shape(spec: str, target: Any, name: str, positional: int, binding: StoreBinding) -> None:
+    """The method must accept the contract's positional arguments and need no others (a property,
+    as a framework's load may be, takes none)."""
+    if name == binding.load_method and binding.framework:
+        return   # the framework's own member: a property, or a field of each instance
+    if not callable(getattr(target, name, None)):
+        raise UsageError(f"--store {spec!r}: the store has no method {name!r}")
+    params = _call_parameters(target, name)
+    if params is None:
+        return
     try:
         inspect.Signature(params).bind(*range(positional))
     except TypeError:
-        wanted = "(session_id, role, content)" if positional == 3 else "(session_id)"
+        role = ("append" if name == binding.append_method else "load" if name == binding.load_method
+                else "clear")
+        session = [] if binding.per_session else ["session_id"]
+        wanted = ", ".join(session + ([p for p in ("role", "content")] if role == "append"
+                                      and binding.append_form is AppendForm.ROLE_CONTENT else
+                                      ["message"] if role == "append" else []))
         raise UsageError(
-            f"--store {spec!r}: {name}{inspect.Signature(params)} cannot be called as {name}{wanted}; "
-            f"give its other parameters defaults, or name another method with "
-            f"--{'append' if positional == 3 else 'load'}-method") from None
+            f"--store {spec!r}: {name}{inspect.Signature(params)} cannot be called as {name}({wanted}); "
+            f"give its other parameters defaults, or name another method with --{role}-method") from None
 
 
 def close_quietly(store: Any, run: Callable[[Any], Any] = asyncio.run) -> None:
@@ -320,12 +479,13 @@ def content_text(content: Any) -> str:
     return str(content)
 
 
-def normalize_history(raw: Any) -> list[Message]:
+def normalize_history(raw: Any, fields: bool = False) -> list[Message]:
     """Turn what a load method returned into messages, oldest first.
 
     Accepts dicts with role/content, objects with .role/.content, and LangChain-style
     objects or dicts with .type (human/ai/system) in place of role; roles may be enums, and content
-    a list of text blocks.
+    a list of text blocks. With ``fields`` (a store that takes whole messages), the keys of
+    :data:`MESSAGE_FIELDS` are read too, and a message with tool calls may have no content.
     """
     __tracebackhide__ = True
     if raw is None:
@@ -334,54 +494,99 @@ def normalize_history(raw: Any) -> list[Message]:
         raise AssertionError(f"load returned a {type(raw).__name__}, not a list of messages: {raw!r:.200}")
     messages = []
     for index, item in enumerate(raw):
-        if isinstance(item, dict):
-            role = item.get("role", _TYPE_TO_ROLE.get(item.get("type"), item.get("type")))
-            content = item.get("content")
-        else:
-            role = getattr(item, "role", None)
-            if role is None and hasattr(item, "type"):
-                role = _TYPE_TO_ROLE.get(item.type, item.type)
-            content = getattr(item, "content", None)
+        get = item.get if isinstance(item, dict) else lambda key, item=item: getattr(item, key, None)
+        role = get("role")
+        if role is None and get("type") is not None:
+            role = _TYPE_TO_ROLE.get(get("type"), get("type"))
+        extra = {key: get(key) for key in MESSAGE_FIELDS} if fields else {}
+        content = get("content")
+        if content is None and extra.get("tool_calls"):
+            content = ""
         if role is None or content is None:
             raise AssertionError(
                 f"load returned item {index} without role and content: {item!r:.200}")
-        messages.append(Message(role_text(role), content_text(content)))
+        messages.append(Message.of(role_text(role), content_text(content), **extra))
     return messages
 
 
 class StoreAdapter:
-    """One store instance under test, called the same way whether it is sync or async."""
+    """One store under test, called the same way whatever its shape: sync or async, one object for
+    all sessions or one per session (built on first use with ``build(session_id)``), taking role and
+    content or whole messages."""
 
-    def __init__(self, binding: StoreBinding, instance: Any, run: Callable[[Any], Any],
+    def __init__(self, binding: StoreBinding, build: Callable[[str | None], Any], run: Callable[[Any], Any],
                  watch: Callable[[str, tuple], ContextManager[Any]] = lambda method, args: nullcontext()):
         self.binding = binding
-        self.instance = instance
+        self._build = build
         self._run = run      # runs an awaitable to completion on the scenario's event loop
         self._watch = watch  # wraps each call of the store, given its method name and arguments
+        self._sessions: dict[str, Any] = {}
+        self._shared = None if binding.per_session else build(None)
 
-    def _call(self, method: str, *args: Any) -> Any:
+    def instance_for(self, session_id: str) -> Any:
+        """The store object that holds ``session_id``."""
         __tracebackhide__ = True
-        with self._watch(method, args):
-            result = getattr(self.instance, method)(*args)
+        if self._shared is not None:
+            return self._shared
+        if session_id not in self._sessions:
+            self._sessions[session_id] = self._build(session_id)
+        return self._sessions[session_id]
+
+    def _call(self, session_id: str, member: str, *args: Any) -> Any:
+        __tracebackhide__ = True
+        instance = self.instance_for(session_id)
+        args = args if self.binding.per_session else (session_id, *args)
+        with self._watch(member, args):
+            value = getattr(instance, member)
+            result = value(*args) if callable(value) else value   # a framework's load may be a property
             if inspect.isawaitable(result):
                 result = self._run(result)
         return result
 
+    def add(self, session_id: str, message: Message) -> None:
+        """Append one message, in the form the store takes."""
+        __tracebackhide__ = True
+        if self.binding.append_form is AppendForm.ROLE_CONTENT:
+            self._call(session_id, self.binding.append_method, message.role, message.content)
+            return
+        encoded = self.binding.codec.encode(message.as_dict())
+        if self.binding.append_form is AppendForm.MESSAGES:
+            self._call(session_id, self.binding.append_method, encoded)
+        else:
+            for native in encoded:
+                self._call(session_id, self.binding.append_method, native)
+
     def append(self, session_id: str, role: str, content: str) -> None:
         __tracebackhide__ = True
-        self._call(self.binding.append_method, session_id, role, content)
+        self.add(session_id, Message(role, content))
 
     def append_all(self, session_id: str, messages: list[Message]) -> None:
         __tracebackhide__ = True
         for message in messages:
-            self.append(session_id, message.role, message.content)
+            self.add(session_id, message)
+
+    def stored_form(self, messages: list[Message]) -> list[Message]:
+        """``messages`` as a correct store of this shape returns them: role and content only for a store
+        that takes no more, else as the message type (a framework's own conversion) carries them."""
+        codec = self.binding.codec
+        if not codec.carries_fields:
+            return [Message(m.role, m.content) for m in messages]
+        encoded = [native for message in messages for native in codec.encode(message.as_dict())]
+        return normalize_history(codec.decode(encoded), fields=True)
 
     def load(self, session_id: str) -> list[Message]:
         __tracebackhide__ = True
-        return normalize_history(self._call(self.binding.load_method, session_id))
+        raw = self._call(session_id, self.binding.load_method)
+        if raw is not None and not isinstance(raw, (str, bytes, dict)):
+            try:
+                raw = self.binding.codec.decode(raw)
+            except Exception as exc:
+                raise AssertionError(f"load returned what {self.binding.codec.name} cannot be read from: "
+                                     f"{type(exc).__name__}: {exc}") from exc
+        return normalize_history(raw, fields=self.binding.codec.carries_fields)
 
     def clear(self, session_id: str) -> None:
         __tracebackhide__ = True
         if not self.binding.clear_method:
             raise UsageError("the store has no clear method")
-        self._call(self.binding.clear_method, session_id)
+        self._call(session_id, self.binding.clear_method)

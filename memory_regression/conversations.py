@@ -5,6 +5,7 @@ Everything here is deterministic (seeded), so a failure repeats on the next run.
 
 from __future__ import annotations
 
+import json
 import random
 import zlib
 from dataclasses import dataclass
@@ -166,3 +167,22 @@ def token_conversation(budget: int, cost: Callable[[str], int], seed_text: str,
     add(texts.about(rng.randint(low, high)))
     return TokenConversation(messages, exact_index if exact_index != -1 else None, oversize_index)
 
+
+def tool_exchange(index: int, calls: int) -> list[Message]:
+    """One tool-using turn, as the OpenAI chat-completions API has it: a user question, an assistant
+    message calling ``calls`` tools at once (with text when ``index`` is odd), one tool result per
+    call (with the tool's name), and the answer, which carries metadata."""
+    ids = [f"call_{index:03d}_{n}" for n in range(calls)]
+    requests = [{"id": call_id, "type": "function", "function": {
+        "name": "get_weather", "arguments": json.dumps({"city": f"city {index}-{n}", "unit": "celsius"})}}
+        for n, call_id in enumerate(ids)]
+    return [Message.of("user", f"question {index}: what is the weather?"),
+            Message.of("assistant", f"let me look that up ({index})" if index % 2 else "", tool_calls=requests),
+            *(Message.of("tool", f'{{"city {index}-{n}": "sunny", "celsius": {20 + n}}}', tool_call_id=call_id,
+                         name="get_weather") for n, call_id in enumerate(ids)),
+            Message.of("assistant", f"answer {index}: sunny", metadata={"model": "gpt-4o", "turn": index})]
+
+
+def tool_conversation(exchanges: int) -> list[Message]:
+    """``exchanges`` tool-using turns, calling one, two and three tools in turn."""
+    return [message for index in range(exchanges) for message in tool_exchange(index, 1 + index % 3)]

@@ -40,7 +40,7 @@ def html_summary(summary: RunSummary) -> list[str]:
     """The block the run adds above pytest-html's results: the verdict banner (which replaces
     pytest-html's "N tests took" line: that counts only passes and failures, not skips and errors),
     the run's facts, the matrix and a legend for it."""
-    items = [("Store", summary.store), ("Capabilities", ", ".join(summary.capabilities)),
+    items = [("Store", summary.store), ("Shape", summary.shape), ("Capabilities", ", ".join(summary.capabilities)),
              ("Conformance level", summary.conformance_level), ("Redis", summary.backend)]
     items += [(f"Profile {p['name']}", f"budget {p['max_tokens']} tokens, counter {p['counter']}")
               for p in summary.profiles]

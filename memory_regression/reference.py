@@ -10,6 +10,7 @@ fits; the rules ``start-on-user`` and ``keep-system`` change that, alone or toge
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from enum import Enum
@@ -107,7 +108,8 @@ class WindowPolicy:
     - no rules (``suffix``): that suffix, nothing else;
     - ``start-on-user``: the kept history never starts with an assistant or tool message, whether or
       not anything was trimmed; it is the longest such suffix that fits, and may be empty (N=1 and
-      the newest message is the assistant's). A system message other than the first is an ordinary
+      the newest message is the assistant's), or then hold the newest message alone (see
+      :meth:`allows`). A system message other than the first is an ordinary
       message, and may start it;
     - ``keep-system``: when the first message appended to the session is a system message, it is
       always kept, first, and counts toward the window; the rest is the longest suffix that fits
@@ -158,15 +160,17 @@ class WindowPolicy:
         return head + rest[start:]
 
     def allows(self, appended: Sequence[Message], history: Sequence[Message], window: Window) -> bool:
-        """Whether a correct store may hold ``history``: what :meth:`kept` says or, when the newest
-        message alone is over the window (a token budget), the head and that message, if it may
-        start the history."""
+        """Whether a correct store may hold ``history``: what :meth:`kept` says or, when that is the
+        head alone (the newest message alone is over a token budget, or no suffix the rules allow
+        fits), the head and the newest message, whatever its role. llama-index's ChatMemoryBuffer
+        never returns an empty history: it keeps the newest message then, so that the model, not
+        the memory, reports a message too long to send."""
         history = list(history)
-        if history == self.kept(appended, window):
+        kept = self.kept(appended, window)
+        if history == kept:
             return True
         head, rest = self.split(appended)
-        return (bool(rest) and window.weight(rest[-1]) > window.limit and self.may_start(rest[-1])
-                and history == head + rest[-1:])
+        return bool(rest) and kept == head and history == head + rest[-1:]
 
 
 SUFFIX = WindowPolicy()
@@ -201,6 +205,41 @@ def _first_content_difference(expected: str, actual: str) -> str:
             f"the first {min(len(expected), len(actual))} equal")
 
 
+def _fields_difference(expected: dict, actual: dict) -> str:
+    """How a whole message's fields (tool calls, tool result ids, metadata) came back changed."""
+    lost = [key for key in expected if key not in actual]
+    if lost:
+        return f"lost its {' and '.join(lost)}: expected {json.dumps({k: expected[k] for k in lost})[:300]}"
+    changed = next((key for key in expected if expected[key] != actual[key]), None)
+    if changed:
+        return (f"changed its {changed}: expected {json.dumps(expected[changed])[:300]}, "
+                f"got {json.dumps(actual[changed])[:300]}")
+    return f"gained {', '.join(key for key in actual if key not in expected)}, never appended"
+
+
+def without_orphaned_results(kept: Sequence[Message], policy: "WindowPolicy") -> list[Message]:
+    """``kept`` without the tool results at the start of what follows the policy's head: the window
+    trimmed their calls (the suite appends every tool result after the message that calls it)."""
+    head, rest = policy.split(kept)
+    drop = next((index for index, message in enumerate(rest) if message.role != "tool"), len(rest))
+    return head + rest[drop:]
+
+
+def orphaned_tool_result(history: Sequence[Message]) -> str | None:
+    """The first tool result in ``history`` whose call is in no earlier assistant message of it, in
+    store terms, or None. Sent back to the model, such a history fails the request with HTTP 400."""
+    calls: set[str] = set()
+    for index, message in enumerate(history):
+        fields = message.extra()
+        calls.update(call.get("id") for call in fields.get("tool_calls") or [] if isinstance(call, dict))
+        if message.role == "tool" and fields.get("tool_call_id") not in calls:
+            return (f"message {index + 1} of the history is a tool result (tool_call_id "
+                    f"{fields.get('tool_call_id')!r}) whose calling assistant message is not before it: the window "
+                    "trimmed the call and kept the result, an orphan that fails the next chat-completions request "
+                    "with HTTP 400")
+    return None
+
+
 def diagnose(expected: Sequence[Message], actual: Sequence[Message],
              appended: Sequence[Message]) -> str | None:
     """A one-line diagnosis of how ``actual`` differs from ``expected``, or None if equal."""
@@ -215,6 +254,8 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
         for index, (want, got) in enumerate(zip(expected, actual)):
             if want == got:
                 continue
+            if (want.role, want.content) == (got.role, got.content):
+                return f"message {index + 1} of the history {_fields_difference(want.extra(), got.extra())}"
             if want.content == got.content:
                 return f"message {index + 1} of the history lost its role: expected {want.role!r}, got {got.role!r}"
             if got in expected:

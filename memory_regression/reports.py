@@ -135,9 +135,11 @@ def render_markdown(summary: RunSummary) -> str:
     lines += [
         f"- Store: `{_visible(summary.store or '(none)').replace('`', '')}`",
         f"- Capabilities: {', '.join(summary.capabilities) or 'unknown'}",
+        *([f"- Shape: {_md_escape(summary.shape)}"] if summary.shape else []),
         f"- Conformance level: **{summary.conformance_level}**",
         f"- Redis: {_md_escape(summary.backend or 'not started')}",
         f"- Window sizes: {', '.join(map(str, summary.window_sizes)) or NO_POINT}",
+        f"- Window policy: {summary.window_policy or NO_POINT}",
     ]
     for profile in summary.profiles:
         lines.append(f"- Profile `{profile['name']}`: budget {profile['max_tokens']} tokens, "
@@ -180,12 +182,14 @@ def render_listing(summary: RunSummary) -> str:
     """What ``--list`` prints: the store's capabilities (and how to claim the missing ones), the
     window sizes and profiles, and each scenario that would run or be skipped, with the reason."""
     where = f" (defined at {summary.store_file}:{summary.store_line})" if summary.store_file else ""
-    lines = [f"store {summary.store}{where}", f"capabilities: {', '.join(summary.capabilities) or 'none'}"]
+    lines = [f"store {summary.store}{where}", *([f"shape: {summary.shape}"] if summary.shape else []),
+             f"capabilities: {', '.join(summary.capabilities) or 'none'}"]
     lines += [f"  lacks {spec.capability}: {spec.missing}" for spec in REGISTRY.values()
               if spec.capability.value not in summary.capabilities]
     if summary.backend:
         lines.append(f"redis {summary.backend}")
     lines.append(f"window sizes: {', '.join(map(str, summary.window_sizes))}")
+    lines.append(f"window policy: {summary.window_policy}")
     lines += [f"profile {p['name']}: {p['max_tokens']} tokens, counter {p['counter']}" for p in summary.profiles]
     would_run = [r for r in summary.results if r.message == LISTED_NOT_RUN]
     lines.append(f"scenarios: {len(would_run)} would run, {len(summary.results) - len(would_run)} "
@@ -204,8 +208,12 @@ def render_terminal(summary: RunSummary) -> str:
         lines.append(f"WARNING: {summary.backend_warning}")
     if summary.capabilities:
         lines.append(f"store {summary.store}  [{', '.join(summary.capabilities)}]")
+    if summary.shape:
+        lines.append(f"shape {summary.shape}")
     if summary.backend:
         lines.append(f"redis {summary.backend}")
+    if summary.window_sizes:
+        lines.append(f"window sizes {','.join(map(str, summary.window_sizes))}, policy {summary.window_policy}")
     for profile in summary.profiles:
         lines.append(f"profile {profile['name']}: {profile['max_tokens']} tokens, {profile['counter']}")
     if summary.results:
@@ -264,13 +272,13 @@ def relative_path(path: str | None, root: Path) -> str | None:
 
 
 def suite_name(summary: RunSummary) -> str:
-    """The junit test suite's name: the matrix point the run covered, so that the junit files of
-    a matrix of runs, merged, still say where each case ran."""
+    """The junit test suite's name: the matrix point the run covered (window sizes and policy,
+    profiles), so that the junit files of a matrix of runs, merged, still say where each case ran."""
     if not summary.window_sizes:   # stopped before the settings were read
         return "memory-regression"
     sizes = ",".join(map(str, summary.window_sizes))
     profiles = ",".join(profile["name"] for profile in summary.profiles)
-    return f"memory-regression (window sizes {sizes}; profiles {profiles})"
+    return f"memory-regression (window sizes {sizes}; window policy {summary.window_policy}; profiles {profiles})"
 
 
 def place_junit_cases(summary: RunSummary, path: Path, source_root: Path | None) -> None:

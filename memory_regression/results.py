@@ -94,10 +94,12 @@ class RunSummary:
     store_file: str | None = None
     store_line: int | None = None
     capabilities: list[str] = field(default_factory=list)
+    shape: str | None = None          # how the store is called (contract.StoreBinding.shape)
     conformance_level: str = "none"
     backend: str | None = None
     backend_warning: str | None = None
     window_sizes: list[int] = field(default_factory=list)
+    window_policy: str | None = None      # --window-policy as the settings name it; None before they are read
     profiles: list[dict] = field(default_factory=list)
     results: list[ScenarioResult] = field(default_factory=list)
     keys_without_ttl: list[str] = field(default_factory=list)

@@ -41,6 +41,7 @@ class SuiteRun:
         self.rejected: str | None = None                    # pytest's complaint about its arguments
         self.paths = reports.ReportPaths(settings.report_dir)
         self.summary = RunSummary(store=settings.store_spec, window_sizes=list(settings.window_sizes),
+                                  window_policy=str(settings.window_policy),
                                   profiles=[profile_fields(p) for p in settings.profiles])
         self.redactor = Redactor()
         self.backend: Backend | None = None
@@ -268,6 +269,7 @@ class SuiteRun:
         if bound:
             summary.store_file, summary.store_line = bound["file"], bound["line"]
             summary.capabilities = bound["capabilities"]
+            summary.shape = bound["shape"]
             for profile in summary.profiles:
                 profile["counter"] = bound["counters"].get(profile["name"], profile["counter"])
         summary.conformance_level = conformance_level(

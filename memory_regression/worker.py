@@ -90,9 +90,13 @@ class ScenarioContext:
             "max_messages": max_messages, "max_tokens": profile.max_tokens,
             "count_tokens": self._worker.counters[profile.name], "ttl": ttl, "profile": profile,
         }
-        instance = self._binding.factory(**self._binding.build_kwargs(values))
-        self._stores.append(instance)
-        return StoreAdapter(self._binding, instance, self.run_awaitable)
+
+        def build(session_id: str | None) -> Any:
+            __tracebackhide__ = True
+            instance = self._binding.factory(**self._binding.build_kwargs({**values, "session_id": session_id}))
+            self._stores.append(instance)
+            return instance
+        return StoreAdapter(self._binding, build, self.run_awaitable)
 
     def reset(self) -> None:
         """Flush the scenario's database (the stateful scenario does so before each example)."""
@@ -194,7 +198,7 @@ class ScenarioWorker:
                              "cannot serve: use --redis server or a redis:// URL")
         self.capabilities = detect(self.binding)
         return {"file": str(source) if source else None, "line": definition_line(factory),
-                "capabilities": sorted(c.value for c in self.capabilities),
+                "capabilities": sorted(c.value for c in self.capabilities), "shape": self.binding.shape,
                 "counters": {name: counter.description for name, counter in self.counters.items()}}
 
     def _probe(self, binding: StoreBinding) -> Any:
@@ -202,7 +206,7 @@ class ScenarioWorker:
         self.binding = binding
         context = ScenarioContext(self, "probe")
         try:
-            return context.store().instance
+            return context.store().instance_for("probe")
         except redis.RedisError as exc:
             module = missing_module(exc)
             if module:

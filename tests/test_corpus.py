@@ -6,7 +6,7 @@ import ast
 import pytest
 
 from tests.conftest import ROOT
-from tests.stores import broken, policies
+from tests.stores import broken, messages, policies
 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
 # the stateful scenario checks the suffix model whatever --window-policy says, and its random appends
@@ -32,8 +32,11 @@ CORRECT_STORES = {
     "tests.stores.policies:KeepSystemStore": (policy_args("keep-system"), POLICY_LEVEL),
     "tests.stores.policies:StartOnUserKeepSystemStore": (
         (*policy_args("start-on-user,keep-system"), *NOT_STATEFUL), POLICY_LEVEL),
+    "tests.stores.messages:ToolAwareWindow": ((), "core+count-window+ttl+namespace+clear+tool-calls"),
+    "tests.stores.shapes:TypedMessages": ((), "core+ttl+namespace+clear+tool-calls"),
+    "tests.stores.shapes:SessionHistory": ((), "core+count-window+ttl+namespace+clear"),
 }
-BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY}
+BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY}
 
 
 def suite_scenarios() -> set[str]:
@@ -46,13 +49,13 @@ def suite_scenarios() -> set[str]:
 
 
 def test_every_scenario_has_a_broken_store_it_catches():
-    caught = set().union(*broken.CAUGHT_BY.values())
+    caught = set().union(*BROKEN.values())
     assert suite_scenarios() - caught == set()
     assert caught - suite_scenarios() == set(), "CAUGHT_BY names scenarios the suite does not have"
 
 
 def test_every_scenario_but_a_few_has_a_store_only_it_catches():
-    sole = {names[0] for names in broken.CAUGHT_BY.values() if len(names) == 1}
+    sole = {names[0] for names in BROKEN.values() if len(names) == 1}
     assert suite_scenarios() - sole == set(broken.NO_SOLE_CATCH)
 
 

@@ -125,14 +125,22 @@ def test_the_rules_hold_for_a_history_that_needs_no_trim():
     assert contents(expected_count_window(SESSION[:1], 5, KEEP)) == ["sys"]
 
 
-def test_oversize_newest_may_stay_alone_after_the_head_where_it_may_start():
+def test_oversize_newest_may_stay_alone_after_the_head_whatever_its_role():
     session = [*SESSION[:2], Message("user", "a long question")]      # costs 4, 3, 16
     window = token_budget(10, cost)
     assert contents(BOTH.kept(session, window)) == ["sys"]
     assert BOTH.allows(session, [session[0], session[2]], window)
     assert not BOTH.allows(session, [session[2]], window)
-    answer = [*SESSION[:2], Message("assistant", "a long answer.")]
-    assert not START.allows(answer, answer[2:], window) and SUFFIX.allows(answer, answer[2:], window)
+    answer = [*SESSION[:2], Message("assistant", "a long answer.")]   # as llama-index's ChatMemoryBuffer keeps it
+    assert START.allows(answer, answer[2:], window) and SUFFIX.allows(answer, answer[2:], window)
+    assert not START.allows(answer, answer[1:], window)
+
+
+def test_when_the_rules_keep_nothing_the_newest_message_may_stay_alone():
+    session = [*SESSION[:2], Message("assistant", "hi")]
+    assert START.kept(session, count_window(1)) == [] and START.allows(session, session[2:], count_window(1))
+    assert not START.allows(session, session[1:2], count_window(1))
+    assert not SUFFIX.allows(session, [], count_window(1))
 
 
 def problem(history, window, name="suffix", session=SESSION):

@@ -342,7 +342,8 @@ def test_junit_cases_point_at_the_store_and_the_suite_names_the_matrix_point(run
                        "--model-profiles", "small-4k", "-k", "count_window or fresh_session")
     root = ET.parse(result.report_dir / "junit.xml").getroot()
     suites = list(root.iter("testsuite"))
-    assert [s.get("name") for s in suites] == ["memory-regression (window sizes 3; profiles small-4k)"]
+    assert [s.get("name") for s in suites] == [
+        "memory-regression (window sizes 3; window policy suffix; profiles small-4k)"]
     line = next(number for number, text in enumerate((ROOT / "tests/stores/broken.py").read_text().splitlines(), 1)
                 if text.startswith("class OffByOneTrim"))
     cases = list(root.iter("testcase"))

@@ -37,7 +37,7 @@ def sample_summary() -> RunSummary:
     return RunSummary(
         Status.FAILED, store="app/m.py:Store", store_file="/w/app/m.py", store_line=7,
         capabilities=["clear", "core", "count-window", "namespace", "ttl"], conformance_level="core+ttl",
-        backend="redis 7.2.4 (private server)", window_sizes=[5, 20],
+        backend="redis 7.2.4 (private server)", window_sizes=[5, 20], window_policy="start-on-user",
         profiles=[{"name": "small-4k", "max_tokens": 3072, "counter": "words"}],
         results=[
             ScenarioResult("test_core.py::test_round_trip", "test_round_trip", "core", "", [],
@@ -243,6 +243,7 @@ def test_capabilities_follow_from_the_factory_parameters_and_methods():
     assert detected("tests.stores.correct:TokenStore") == ["clear", "core", "namespace", "token-window", "ttl"]
     assert detected("examples/stores/async_store.py:AsyncChatMemory") == [
         "async", "clear", "core", "count-window", "namespace", "ttl"]
+    assert detected("tests.stores.shapes:SavesDicts") == ["clear", "core", "namespace", "tool-calls", "ttl"]
 
 
 def test_a_skip_reason_says_what_to_add_to_claim_the_capability():
@@ -251,7 +252,9 @@ def test_a_skip_reason_says_what_to_add_to_claim_the_capability():
         "store lacks token-window: its factory takes no max_tokens (or token_limit, max_token_limit)",
         "store lacks ttl: its factory takes no ttl (or ttl_seconds, expire)",
         "store lacks namespace: its factory takes no namespace (or prefix, key_prefix)",
-        "store lacks clear: it has no clear, delete, clear_session or reset method",
+        "store lacks clear: it has no clear, delete, clear_session, delete_messages or reset method",
+        "store lacks tool-calls: its append takes role and content, not whole messages (or its message type has "
+        "no tool_calls and tool_call_id)",
         "store lacks async: its methods are not coroutines"])
 
 
@@ -261,13 +264,14 @@ def test_a_marker_names_a_capability_by_its_word_or_an_alias():
     with pytest.raises(UnknownCapability) as raised:
         lookup("tll")
     assert str(raised.value) == ("@pytest.mark.requires('tll') names no capability; known: core, count-window, "
-                                 "count_window, token-window, token_window, ttl, namespace, clear, async")
+                                 "count_window, token-window, token_window, ttl, namespace, clear, tool-calls, tool_calls, "
+                                 "async")
 
 # -- summary.json -----------------------------------------------------------------------------------
 
 SUMMARY_JSON_FIELDS = {  # as README's Reports section lists them
-    "status", "exit_code", "message", "store", "store_file", "store_line", "capabilities", "conformance_level",
-    "backend", "backend_warning", "window_sizes", "profiles", "totals", "capability_scenarios", "matrix",
+    "status", "exit_code", "message", "store", "store_file", "store_line", "capabilities", "shape", "conformance_level",
+    "backend", "backend_warning", "window_sizes", "window_policy", "profiles", "totals", "capability_scenarios", "matrix",
     "results", "failures", "keys_without_ttl", "duration_s", "report_files"}
 
 
@@ -296,8 +300,9 @@ def test_summary_json_has_every_field_with_its_value():
     assert data == {
         "status": "failed", "exit_code": 1, "message": None, "store": "app/m.py:Store",
         "store_file": "/w/app/m.py", "store_line": 7,
-        "capabilities": ["clear", "core", "count-window", "namespace", "ttl"], "conformance_level": "core+ttl",
-        "backend": "redis 7.2.4 (private server)", "backend_warning": None, "window_sizes": [5, 20],
+        "capabilities": ["clear", "core", "count-window", "namespace", "ttl"], "shape": None,
+        "conformance_level": "core+ttl", "backend": "redis 7.2.4 (private server)", "backend_warning": None, "window_sizes": [5, 20],
+        "window_policy": "start-on-user",
         "profiles": [{"name": "small-4k", "max_tokens": 3072, "counter": "words"}],
         "totals": {"total": 5, "passed": 2, "failed": 1, "skipped": 1, "errors": 1},
         "capability_scenarios": {"core": ["test_round_trip"], "count-window": ["test_last_n"],
@@ -320,8 +325,8 @@ def test_summary_json_of_a_run_that_judged_nothing():
     data = RunSummary(Status.USAGE_ERROR, "no store given").to_json()
     assert data == {
         "status": "usage error", "exit_code": 2, "message": "no store given", "store": None, "store_file": None,
-        "store_line": None, "capabilities": [], "conformance_level": "none", "backend": None,
-        "backend_warning": None, "window_sizes": [], "profiles": [], "results": [], "keys_without_ttl": [],
+        "store_line": None, "capabilities": [], "shape": None, "conformance_level": "none", "backend": None,
+        "backend_warning": None, "window_sizes": [], "window_policy": None, "profiles": [], "results": [], "keys_without_ttl": [],
         "duration_s": 0.0, "report_files": {},
         "totals": {"total": 0, "passed": 0, "failed": 0, "skipped": 0, "errors": 0},
         "capability_scenarios": {}, "matrix": {"columns": [], "rows": []}, "failures": []}
@@ -391,6 +396,7 @@ def test_summary_md_states_the_run_the_matrix_and_the_failures():
         "- Conformance level: **core+ttl**",
         "- Redis: redis 7.2.4 (private server)",
         "- Window sizes: 5, 20",
+        "- Window policy: start-on-user",
         "- Profile `small-4k`: budget 3072 tokens, counter words",
         "",
         "2 passed, 1 failed, 1 skipped, 1 errors of 5 scenarios; conformance level core+ttl",
@@ -439,7 +445,7 @@ def test_summary_md_of_a_run_stopped_before_any_scenario():
         "**no store given**", "", "```text", "no store given\ngive --store FILE:CLASS", "```", "",
         "> ⚠️ used fakeredis \\| not a real server", "",
         "- Store: `(none)`", "- Capabilities: unknown", "- Conformance level: **none**",
-        "- Redis: not started", "- Window sizes: —"]) + "\n"
+        "- Redis: not started", "- Window sizes: —", "- Window policy: —"]) + "\n"
 
 
 def test_summary_md_and_terminal_list_at_most_20_findings_in_run_order():
@@ -515,6 +521,7 @@ def test_terminal_summary_shows_the_run_the_matrix_failures_and_files():
         "WARNING: used fakeredis",
         "store app/m.py:Store  [clear, core, count-window, namespace, ttl]",
         "redis redis 7.2.4 (private server)",
+        "window sizes 5,20, policy start-on-user",
         "profile small-4k: 3072 tokens, words",
         "2 passed, 1 failed, 1 skipped, 1 errors of 5 scenarios; conformance level core+ttl",
         "                         —     N=5    N=20  small-4k",
@@ -549,7 +556,7 @@ def test_junit_suite_is_named_after_the_matrix_point_and_cases_point_at_the_stor
         return ET.parse(paths.junit).getroot().find("testsuite")
 
     suite = placed(tmp_path)
-    assert suite.get("name") == "memory-regression (window sizes 5,20; profiles small-4k)"
+    assert suite.get("name") == "memory-regression (window sizes 5,20; window policy start-on-user; profiles small-4k)"
     assert [(c.get("file"), c.get("line")) for c in suite.iter("testcase")] == [("app/m.py", "7")] * 2
     suite = placed(tmp_path / "elsewhere")    # the store outside the root: a reporter could not find it
     assert [(c.get("file"), c.get("line")) for c in suite.iter("testcase")] == [(None, None)] * 2

@@ -1,6 +1,7 @@
 """Stores in shapes the contract must accept, and shapes it must reject with a clear message."""
 
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
 from enum import Enum
 
 from tests.stores.correct import ListStore
@@ -102,3 +103,70 @@ class Crashes(ListStore):
 
     def append(self, session_id, role, content):
         raise ValueError("backend exploded while appending")
+
+
+class SessionHistory(ListStore):
+    """Built once per session (its factory takes session_id), so its methods take no session id,
+    as LangChain's chat histories and OpenAI Agents' sessions are."""
+
+    def __init__(self, session_id, redis, namespace, max_messages, ttl):
+        super().__init__(redis, namespace, max_messages, ttl)
+        self.session_id = session_id
+
+    def append(self, role, content):
+        super().append(self.session_id, role, content)
+
+    def get(self):
+        return super().get(self.session_id)
+
+    def clear(self):
+        super().clear(self.session_id)
+
+
+class SavesDicts:
+    """Takes whole chat-completions messages as dicts, ``save(session_id, message)``, and returns
+    them as stored: tool calls, tool results and metadata included. It keeps every message (no
+    window: a window must not orphan tool results, see tests.stores.messages)."""
+
+    def __init__(self, redis, namespace, ttl):
+        self.lists = ListStore(redis, namespace, 10**9, ttl)
+
+    def save(self, session_id, message):
+        key = self.lists.key(session_id)
+        with self.lists.redis.pipeline(transaction=True) as pipe:
+            self.lists.push(pipe, key, json.dumps(message, ensure_ascii=False))
+            self.lists.trim(pipe, key)
+            self.lists.expire(pipe, key)
+            pipe.execute()
+
+    def get_history(self, session_id):
+        return self.lists.get(session_id)
+
+    def clear(self, session_id):
+        self.lists.clear(session_id)
+
+
+@dataclass
+class ChatTurn:
+    role: str
+    content: str
+    tool_calls: list | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    metadata: dict | None = None
+
+
+class TypedMessages:
+    """Takes and returns its own message class, named by the annotation of its append parameter."""
+
+    def __init__(self, redis, namespace, ttl):
+        self.dicts = SavesDicts(redis, namespace, ttl)
+
+    def add_message(self, session_id: str, turn: ChatTurn) -> None:
+        self.dicts.save(session_id, asdict(turn))
+
+    def get_messages(self, session_id: str) -> list[ChatTurn]:
+        return [ChatTurn(**data) for data in self.dicts.get_history(session_id)]
+
+    def clear(self, session_id: str) -> None:
+        self.dicts.clear(session_id)

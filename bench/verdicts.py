@@ -1,0 +1,80 @@
+"""The verdicts table: the default matrix run on each library store of tests/stores/libraries.py
+(the real packages, installed from PyPI by the test extras), written to README.md between the
+``verdicts`` markers.
+
+Each row gives the package and its installed version, the store, its shape as the suite bound it,
+the window policy it was run with, the verdict and conformance level, and each failing scenario
+with its one-line reason. A store that fails other scenarios than the table expects
+(``LibraryStore.failing``, each a real bug or contract mismatch checked against the library alone)
+makes the script exit 1, and the README is left as it was.
+
+    python bench/verdicts.py [--check]      # --check: run and compare, write nothing
+"""
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from importlib.metadata import version
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.stores.libraries import LIBRARY_STORES, LibraryStore  # noqa: E402
+
+README = ROOT / "README.md"
+MARKERS = ("<!-- verdicts:start -->", "<!-- verdicts:end -->")
+
+
+def run(entry: LibraryStore) -> dict:
+    """The summary.json of one default run of the store on a private redis-server."""
+    with tempfile.TemporaryDirectory() as reports:
+        subprocess.run([sys.executable, str(ROOT / "entrypoint.py"), "--report-dir", reports, "--redis", "server",
+                        "--store", entry.spec, *entry.args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+        return json.loads((Path(reports) / "summary.json").read_text())
+
+
+def policy(entry: LibraryStore) -> str:
+    args = list(entry.args)
+    return args[args.index("--window-policy") + 1] if "--window-policy" in args else "suffix"
+
+
+def row(entry: LibraryStore, summary: dict) -> str:
+    failures = "; ".join(f"`{f['nodeid'].split('::')[-1]}`: {f['message']}" for f in summary["failures"])
+    if failures and entry.why:
+        failures += f" ({entry.why})"
+    cells = [entry.package, version(entry.package), entry.store, summary.get("shape") or "",
+             policy(entry), f"{summary['status']} ({summary['conformance_level']})", failures or "none"]
+    return "| " + " | ".join(cell.replace("|", "\\|").replace("\n", " ") for cell in cells) + " |"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="run and compare only; write nothing")
+    options = parser.parse_args()
+    rows, unexpected = [], []
+    for entry in LIBRARY_STORES:
+        summary = run(entry)
+        failing = {f["scenario"] for f in summary["failures"]}
+        if failing != set(entry.failing) or summary["status"] not in ("passed", "failed"):
+            unexpected.append(f"{entry.store}: {summary['status']}, failing {sorted(failing)}, "
+                              f"expected {sorted(entry.failing)}: {summary.get('message') or ''}")
+        rows.append(row(entry, summary))
+        print(rows[-1], flush=True)
+    if unexpected:
+        print("unexpected verdicts:\n" + "\n".join(unexpected), file=sys.stderr)
+        return 1
+    if not options.check:
+        table = "\n".join(["| package | version | store | shape | policy | verdict | failing scenarios |",
+                           "|---|---|---|---|---|---|---|", *rows])
+        text = README.read_text(encoding="utf-8")
+        pattern = re.compile(re.escape(MARKERS[0]) + ".*?" + re.escape(MARKERS[1]), re.DOTALL)
+        README.write_text(pattern.sub(lambda _: f"{MARKERS[0]}\n{table}\n{MARKERS[1]}", text), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

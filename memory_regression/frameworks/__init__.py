@@ -1,0 +1,72 @@
+"""Framework shapes: stores written to a framework's memory interface run with no adapter code.
+
+Each framework is one module here that defines ``FRAMEWORK``, a :class:`Framework`:
+
+- ``matches(cls)``: whether a store class is one of the framework's (a subclass of its base class,
+  checked only if the user's store has already imported the framework: nothing here imports it);
+- ``methods(cls)``: the store's append, load and clear members, and whether append takes one
+  message or a list (a load member may be a property, as LangChain's ``messages`` is);
+- ``encode(message)``: one message, an OpenAI chat-completions dict (``role``, ``content``, and
+  ``tool_calls``, ``tool_call_id``, ``name``, ``metadata`` where it has them), as the framework's
+  own objects: a list, because one message may be several of them (OpenAI Agents' items);
+- ``decode(history)``: what the load member returned, as chat-completions dicts again, using the
+  framework's own converters wherever it has them.
+
+To support a fourth framework, add a module with its ``FRAMEWORK`` and name it in :data:`MODULES`.
+The suite compares a framework store's history with what ``decode(encode(...))`` makes of the
+messages it appended, so whatever the framework's own format cannot carry (OpenAI Agents' items
+have no ``name`` on a tool result) is never blamed on the store.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+MODULES = ("langchain", "llama_index", "openai_agents")
+
+
+@dataclass(frozen=True)
+class Methods:
+    append: str
+    load: str                 # a method, or a property read without a call
+    clear: str | None
+    append_takes_list: bool   # append(messages: list) rather than append(message)
+
+
+@dataclass(frozen=True)
+class Framework:
+    name: str                                       # as reports name the shape
+    per_session: bool                               # one store object per session, built with session_id
+    matches: Callable[[type], bool]
+    methods: Callable[[type], Methods]
+    encode: Callable[[dict], list]
+    decode: Callable[[Any], list[dict]]
+
+
+def subclass_of(cls: type, qualified: str) -> bool:
+    """Whether ``cls`` subclasses ``module:Class``, looked up only if that module is imported."""
+    module_name, _, class_name = qualified.partition(":")
+    module = sys.modules.get(module_name)
+    base = getattr(module, class_name, None) if module else None
+    return isinstance(cls, type) and isinstance(base, type) and issubclass(cls, base)
+
+
+def overrides(cls: type, base: str, name: str) -> bool:
+    """Whether ``cls`` defines ``name`` itself rather than inheriting the base class's default."""
+    module_name, _, class_name = base.partition(":")
+    base_class = getattr(sys.modules[module_name], class_name)
+    return getattr(cls, name, None) is not getattr(base_class, name, None)
+
+
+def framework_of(cls: Any) -> Framework | None:
+    """The framework whose store ``cls`` is, if any."""
+    if not isinstance(cls, type):
+        return None
+    for name in MODULES:
+        framework = importlib.import_module(f"{__name__}.{name}").FRAMEWORK
+        if framework.matches(cls):
+            return framework
+    return None

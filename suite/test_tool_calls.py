@@ -1,0 +1,60 @@
+"""Tool calls: a store that takes whole messages keeps what an agent's history must hold to be sent
+back to the model: an assistant message's ``tool_calls``, a tool result's ``tool_call_id`` and
+``name``, and metadata. And its window never leaves a tool result whose calling assistant message
+was trimmed away: sent back, such an orphan fails the next chat-completions request with HTTP 400
+("messages with role 'tool' must be a response to a preceding message with 'tool_calls'").
+
+A store of a framework is expected to return what the framework's own conversion makes of the
+messages (OpenAI Agents' items carry no tool name, for instance), so only what the store itself
+loses is blamed on it.
+"""
+
+import pytest
+
+from memory_regression.conversations import tool_conversation
+from memory_regression.reference import (assert_history, expected_count_window, orphaned_tool_result,
+                                         without_orphaned_results)
+
+EXCHANGES = 3
+
+
+@pytest.mark.requires("tool-calls")
+def test_tool_calls_and_metadata_round_trip(memory):
+    """Three tool-using turns (one, two and three calls at once, with and without text beside the
+    calls) come back unchanged: every ``tool_calls`` entry with its id, name and arguments, every
+    tool result with its ``tool_call_id`` and ``name``, and the answers' ``metadata``.
+
+    If this fails: the serializer keeps only role and content (``{"role": m.role, "content":
+    m.content}``), drops fields it does not know, or turns ``arguments`` from a JSON string into
+    an object."""
+    store = memory.store()
+    appended = tool_conversation(EXCHANGES)
+    store.append_all("tools", appended)
+    expected = store.stored_form(appended)
+    assert_history(expected, store.load("tools"), expected,
+                   context=f"round trip of {EXCHANGES} tool-using turns ({len(appended)} messages): ")
+
+
+@pytest.mark.requires("tool-calls", "count-window")
+def test_window_leaves_no_orphaned_tool_result(memory, window):
+    """After every append of tool-using turns (2N+3 messages), the history is what the window
+    policy keeps of the last N messages, without the tool results at its start whose calls it
+    trimmed: no tool result may come without its call before it.
+
+    If this fails with "orphaned": the window cut between an assistant message and its tool
+    results, and the store kept the results; drop them with it (trim to the last N, then drop the
+    tool messages at the start). If it fails otherwise, the store drops more, or other, messages
+    than those."""
+    policy = memory.window_policy
+    store = memory.store(max_messages=window)
+    appended = []
+    for message in tool_conversation(window)[:2 * window + 3]:
+        store.add("tools", message)
+        appended.append(message)
+        history = store.load("tools")
+        context = f"N={window}, after {len(appended)} appends: "
+        orphan = orphaned_tool_result(history)
+        if orphan:
+            raise AssertionError(context + orphan)
+        expected = without_orphaned_results(expected_count_window(appended, window, policy), policy)
+        assert_history(store.stored_form(expected), history, store.stored_form(appended), context=context)

@@ -1,0 +1,148 @@
+"""The memories that libraries build over their Redis stores, each behind the thinnest adapter that
+drives it as an application does, and the table of every library store the suite is run on
+(:data:`LIBRARY_STORES`): tests/test_frameworks.py checks their verdicts, bench/verdicts.py writes
+them to the README.
+
+The three stores themselves (LangChain's ``RedisChatMessageHistory``, LlamaIndex's
+``RedisChatStore``, OpenAI Agents' ``RedisSession``) need no adapter: the suite runs them as they are.
+"""
+
+import warnings
+from dataclasses import dataclass
+
+with warnings.catch_warnings():   # langchain-community warns at import that it is being sunset
+    warnings.simplefilter("ignore")
+    from langchain_classic.memory import ConversationBufferWindowMemory, ConversationTokenBufferMemory
+    from langchain_community.chat_message_histories import RedisChatMessageHistory
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import convert_to_messages
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.memory import ChatMemoryBuffer
+from llama_index.storage.chat_store.redis import RedisChatStore
+
+
+def words(text):
+    """The token counter both sides use for the rows below: one token per whitespace-separated word
+    (what ChatMemoryBuffer's ``tokenizer_fn=str.split`` counts over the joined history)."""
+    return len(text.split())
+
+
+class WordCountingModel(FakeListChatModel):
+    """A chat model for ConversationTokenBufferMemory's ``llm``, which it asks only to count tokens."""
+
+    responses: list = [""]
+
+    def get_num_tokens_from_messages(self, messages, tools=None):
+        return sum(words(message.content) for message in messages)
+
+
+class LangChainTokenBuffer:
+    """``ConversationTokenBufferMemory(max_token_limit=max_tokens)`` over a ``RedisChatMessageHistory``,
+    driven as a LangChain application drives it: one ``save_context`` per exchange, a user message
+    and the assistant's answer (the user message waits under its own key until the answer comes;
+    other messages go to the history as they come)."""
+
+    def __init__(self, redis, redis_url, namespace, max_tokens):
+        self.redis, self.redis_url, self.namespace, self.max_tokens = redis, redis_url, namespace, max_tokens
+
+    def memory(self, session_id):
+        history = RedisChatMessageHistory(session_id, url=self.redis_url, key_prefix=self.namespace)
+        return ConversationTokenBufferMemory(chat_memory=history, llm=WordCountingModel(),
+                                             max_token_limit=self.max_tokens, return_messages=True)
+
+    def pending_key(self, session_id):
+        return f"{self.namespace}pending-input:{session_id}"
+
+    def append(self, session_id, role, content):
+        memory = self.memory(session_id)
+        if role == "user":
+            self.redis.set(self.pending_key(session_id), content)
+        elif role == "assistant" and self.redis.exists(self.pending_key(session_id)):
+            question = self.redis.getdel(self.pending_key(session_id))
+            memory.save_context({"input": question}, {"output": content})
+        else:
+            memory.chat_memory.add_messages(convert_to_messages([{"role": role, "content": content}]))
+
+    def get(self, session_id):
+        pending = self.redis.get(self.pending_key(session_id))
+        return [*self.memory(session_id).buffer_as_messages,
+                *([{"role": "user", "content": pending}] if pending is not None else [])]
+
+    def clear(self, session_id):
+        self.memory(session_id).clear()
+        self.redis.delete(self.pending_key(session_id))
+
+
+class LangChainWindow:
+    """``ConversationBufferWindowMemory(k=max_messages)`` over a ``RedisChatMessageHistory``: each
+    message added to the history, the memory's ``buffer_as_messages`` read back."""
+
+    def __init__(self, redis_url, namespace, max_messages, ttl):
+        self.redis_url, self.namespace, self.max_messages, self.ttl = redis_url, namespace, max_messages, ttl
+
+    def memory(self, session_id):
+        history = RedisChatMessageHistory(session_id, url=self.redis_url, key_prefix=self.namespace, ttl=self.ttl)
+        return ConversationBufferWindowMemory(chat_memory=history, k=self.max_messages, return_messages=True)
+
+    def append(self, session_id, role, content):
+        self.memory(session_id).chat_memory.add_messages(convert_to_messages([{"role": role, "content": content}]))
+
+    def get(self, session_id):
+        return self.memory(session_id).buffer_as_messages
+
+    def clear(self, session_id):
+        self.memory(session_id).clear()
+
+
+class LlamaIndexMemoryBuffer:
+    """``ChatMemoryBuffer(token_limit=max_tokens, tokenizer_fn=str.split)`` over a ``RedisChatStore``:
+    ``put`` each message, ``get`` the history it keeps."""
+
+    def __init__(self, redis, redis_url, max_tokens, ttl):
+        self.store = RedisChatStore(redis_url=redis_url, redis_client=redis, ttl=ttl)
+        self.max_tokens = max_tokens
+
+    def memory(self, session_id):
+        return ChatMemoryBuffer.from_defaults(chat_store=self.store, chat_store_key=session_id,
+                                              token_limit=self.max_tokens, tokenizer_fn=str.split)
+
+    def append(self, session_id, role, content):
+        self.memory(session_id).put(ChatMessage(role=role, content=content))
+
+    def get(self, session_id):
+        return self.memory(session_id).get()
+
+    def clear(self, session_id):
+        self.memory(session_id).reset()
+
+
+@dataclass(frozen=True)
+class LibraryStore:
+    package: str                 # the PyPI distribution whose version the table shows
+    store: str                   # what is run, in the library's words
+    spec: str                    # --store
+    args: tuple = ()             # further options: policy, token counter
+    failing: tuple = ()          # the scenarios it fails, each a real bug or contract mismatch
+    why: str = ""                # what those failures are, checked against the library alone
+
+
+WORD_BUDGETS = ("--token-counter", "tests.stores.libraries:words", "--model-profiles", "small-4k,llama-3-8b")
+
+LIBRARY_STORES = (
+    LibraryStore("langchain-community", "RedisChatMessageHistory",
+                 "langchain_community.chat_message_histories:RedisChatMessageHistory"),
+    LibraryStore("llama-index-storage-chat-store-redis", "RedisChatStore",
+                 "llama_index.storage.chat_store.redis:RedisChatStore"),
+    LibraryStore("openai-agents", "RedisSession", "agents.extensions.memory:RedisSession"),
+    LibraryStore("llama-index-core", "ChatMemoryBuffer over RedisChatStore",
+                 "tests.stores.libraries:LlamaIndexMemoryBuffer", ("--window-policy", "start-on-user", *WORD_BUDGETS)),
+    LibraryStore("langchain-classic", "ConversationTokenBufferMemory over RedisChatMessageHistory",
+                 "tests.stores.libraries:LangChainTokenBuffer", WORD_BUDGETS,
+                 ("test_token_window_keeps_maximal_suffix",),
+                 "a known bug: it prunes a copy of the history, so Redis is never trimmed "
+                 "(langchain#5053, #10078, #18303)"),
+    LibraryStore("langchain-classic", "ConversationBufferWindowMemory over RedisChatMessageHistory",
+                 "tests.stores.libraries:LangChainWindow", (),
+                 ("test_count_window_keeps_last_n",),
+                 "a contract mismatch: k counts exchanges, so it keeps 2k messages"),
+)
