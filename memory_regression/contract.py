@@ -543,18 +543,20 @@ class StoreAdapter:
                 result = self._run(result)
         return result
 
-    def add(self, session_id: str, message: Message) -> None:
-        """Append one message, in the form the store takes."""
+    def add(self, session_id: str, message: Message) -> Message:
+        """Append one message, in the form the store takes; return it as the store should give it
+        back (:meth:`stored_form`)."""
         __tracebackhide__ = True
         if self.binding.append_form is AppendForm.ROLE_CONTENT:
             self._call(session_id, self.binding.append_method, message.role, message.content)
-            return
-        encoded = self.binding.codec.encode(message.as_dict())
-        if self.binding.append_form is AppendForm.MESSAGES:
-            self._call(session_id, self.binding.append_method, encoded)
         else:
-            for native in encoded:
-                self._call(session_id, self.binding.append_method, native)
+            encoded = self.binding.codec.encode(message.as_dict())
+            if self.binding.append_form is AppendForm.MESSAGES:
+                self._call(session_id, self.binding.append_method, encoded)
+            else:
+                for native in encoded:
+                    self._call(session_id, self.binding.append_method, native)
+        return self.stored_form([message])[0]
 
     def append(self, session_id: str, role: str, content: str) -> None:
         __tracebackhide__ = True

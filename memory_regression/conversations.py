@@ -62,8 +62,24 @@ def window_turns(count: int, policy: WindowPolicy, label: str = "turn") -> list[
     ``count`` numbered turns in :func:`turn_roles` order. Under suffix that is user and assistant
     turns only (a store that loses other roles is the round trip's to catch)."""
     roles = turn_roles(policy)
-    turns = [Message(roles[i % len(roles)], f"{label} {i + 1:04d}") for i in range(count)]
+    turns = linked_tool_calls([Message(roles[i % len(roles)], f"{label} {i + 1:04d}") for i in range(count)])
     return [SYSTEM_PROMPT, *turns] if policy.keep_system else turns
+
+
+def linked_tool_calls(messages: list[Message]) -> list[Message]:
+    """``messages`` with each tool message made a tool result (``tool_call_id``, ``name``) of a call
+    in the assistant message before it, as chat-completions messages are: a store that takes
+    whole messages (a LangChain ToolMessage needs its call id) gets them whole; one that takes
+    role and content gets the same roles and contents."""
+    linked = list(messages)
+    for index, message in enumerate(messages):
+        if message.role == "tool" and index and messages[index - 1].role == "assistant":
+            call_id = f"call_{index:04d}"
+            call = {"id": call_id, "type": "function",
+                    "function": {"name": "lookup", "arguments": json.dumps({"turn": index})}}
+            linked[index - 1] = Message.of("assistant", messages[index - 1].content, tool_calls=[call])
+            linked[index] = Message.of("tool", message.content, tool_call_id=call_id, name="lookup")
+    return linked
 
 
 def tricky_messages() -> list[Message]:
@@ -165,7 +181,8 @@ def token_conversation(budget: int, cost: Callable[[str], int], seed_text: str,
     add(texts.about(budget + budget // 2))
     add(texts.about(rng.randint(low, high)))
     add(texts.about(rng.randint(low, high)))
-    return TokenConversation(messages, exact_index if exact_index != -1 else None, oversize_index)
+    return TokenConversation(linked_tool_calls(messages), exact_index if exact_index != -1 else None,
+                             oversize_index)
 
 
 def tool_exchange(index: int, calls: int) -> list[Message]:

@@ -34,6 +34,5 @@ def test_count_window_keeps_last_n(memory, window):
 
     check()
     for message in window_turns(2 * window + 3, policy):
-        store.append("window", message.role, message.content)
-        appended.append(message)
+        appended.append(store.add("window", message))
         check()

@@ -35,8 +35,7 @@ def test_token_window_keeps_maximal_suffix(memory, profile):
     store = memory.store(profile=profile)
     appended = []
     for message in conversation.messages:
-        store.append("tokens", message.role, message.content)
-        appended.append(message)
+        appended.append(store.add("tokens", message))
         history = store.load("tokens")
         problem = window_problem(appended, history, token_budget(budget, cost), policy)
         if problem:

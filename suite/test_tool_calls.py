@@ -49,12 +49,11 @@ def test_window_leaves_no_orphaned_tool_result(memory, window):
     store = memory.store(max_messages=window)
     appended = []
     for message in tool_conversation(window)[:2 * window + 3]:
-        store.add("tools", message)
-        appended.append(message)
+        appended.append(store.add("tools", message))
         history = store.load("tools")
         context = f"N={window}, after {len(appended)} appends: "
         orphan = orphaned_tool_result(history)
         if orphan:
             raise AssertionError(context + orphan)
-        expected = without_orphaned_results(expected_count_window(appended, window, policy), policy)
-        assert_history(store.stored_form(expected), history, store.stored_form(appended), context=context)
+        assert_history(without_orphaned_results(expected_count_window(appended, window, policy), policy),
+                       history, appended, context=context)
