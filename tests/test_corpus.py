@@ -35,6 +35,7 @@ CORRECT_STORES = {
     "tests.stores.messages:ToolAwareWindow": ((), "core+count-window+ttl+namespace+clear+tool-calls"),
     "tests.stores.shapes:TypedMessages": ((), "core+ttl+namespace+clear+tool-calls"),
     "tests.stores.shapes:SessionHistory": ((), "core+count-window+ttl+namespace+clear"),
+    "tests.stores.libraries:AsyncOnlyHistory": ((), "core+ttl+namespace+clear+tool-calls+async"),
 }
 BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY}
 

@@ -7,6 +7,7 @@ The three stores themselves (LangChain's ``RedisChatMessageHistory``, LlamaIndex
 ``RedisChatStore``, OpenAI Agents' ``RedisSession``) need no adapter: the suite runs them as they are.
 """
 
+import json
 import warnings
 from dataclasses import dataclass
 
@@ -14,8 +15,9 @@ with warnings.catch_warnings():   # langchain-community warns at import that it 
     warnings.simplefilter("ignore")
     from langchain_classic.memory import ConversationBufferWindowMemory, ConversationTokenBufferMemory
     from langchain_community.chat_message_histories import RedisChatMessageHistory
+from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.messages import convert_to_messages
+from langchain_core.messages import convert_to_messages, message_to_dict, messages_from_dict
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.storage.chat_store.redis import RedisChatStore
@@ -114,6 +116,29 @@ class LlamaIndexMemoryBuffer:
 
     def clear(self, session_id):
         self.memory(session_id).reset()
+
+
+class AsyncOnlyHistory(BaseChatMessageHistory):
+    """A LangChain chat history that implements only the async methods (over redis.asyncio), as
+    LangChain allows: the suite drives it through aadd_messages, aget_messages and aclear."""
+
+    def __init__(self, session_id, redis, namespace, ttl):
+        self.redis, self.key, self.ttl = redis, f"{namespace}history:{session_id}", ttl
+
+    async def aadd_messages(self, messages):
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.rpush(self.key, *(json.dumps(message_to_dict(message)) for message in messages))
+            pipe.expire(self.key, self.ttl)
+            await pipe.execute()
+
+    async def aget_messages(self):
+        return messages_from_dict([json.loads(raw) for raw in await self.redis.lrange(self.key, 0, -1)])
+
+    async def aclear(self):
+        await self.redis.delete(self.key)
+
+    def clear(self):
+        raise NotImplementedError("this history is async only: use aclear")
 
 
 @dataclass(frozen=True)
