@@ -98,7 +98,8 @@ class SuiteRun:
         option.dist = "load" if self.workers else "no"
         if self.workers:
             option.maxworkerrestart = 10_000     # a store that kills every worker still gets every scenario judged
-        self.supervisor = Supervisor(self.settings.scenario_timeout, in_process=not self.workers)
+        self.supervisor = Supervisor(self.settings.scenario_timeout, self.settings.call_timeout,
+                                     in_process=not self.workers)
         self.supervisor.start()
         if not self.workers and self.stopped is None:
             config.pluginmanager.register(
@@ -161,7 +162,7 @@ class SuiteRun:
         death = self.supervisor.death(node.gateway.id)
         if death.phase == "starting":   # nothing to blame on a scenario: the store cannot be run
             self.stop(Status.USAGE_ERROR, f"--store {self.settings.store_spec!r}: "
-                                          f"{death.describe(self.settings.scenario_timeout)}"
+                                          f"{death.describe()}"
                                           + (f"\n{death.where}" if death.where else ""))
             pytest.exit(self.stopped[1], returncode=int(Status.USAGE_ERROR.exit_code))
 
@@ -169,9 +170,9 @@ class SuiteRun:
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
         """A worker died in a scenario: say how, in store terms, as that scenario's failure."""
         death = self.supervisor.death(report.node.gateway.id)
-        message = death.describe(self.settings.scenario_timeout)
+        message = death.describe()
         details = f"where the store was:\n{death.where}" if death.where else ""
-        report.when = "call"
+        report.when, report.duration = "call", death.ran_s
         report.longrepr = "\n".join(filter(None, [message, details]))
         report.memory_verdict = {"message": message, "details": details}
         self.crashed.add(crashitem)

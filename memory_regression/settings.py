@@ -61,7 +61,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("--append-method", None, "name of the store's append method, if not found by name", "NAME"),
     Option("--load-method", None, "name of the store's load method, if not found by name", "NAME"),
     Option("--clear-method", None, "name of the store's clear method, if not found by name", "NAME"),
-    Option("--scenario-timeout", "60", "seconds before a scenario is cut off and reported as a hang",
+    Option("--call-timeout", "10", "seconds before one call of your store (an append, a load, a clear) is "
+           "cut off and reported as a hang, naming the call", "SECONDS"),
+    Option("--scenario-timeout", "300", "seconds before a whole scenario, or the import of your store, is "
+           "cut off: the backstop for a hang outside the store's calls and a store slow throughout",
            "SECONDS"),
     Option("--requirements", None, "your store's dependencies, installed before the run: a requirements "
            "file that must exist, or pip arguments after 'pip:' (pip: package==1.0) or starting with -",
@@ -96,6 +99,7 @@ class Settings:
     allow_flush: bool
     report_dir: Path
     method_overrides: dict[str, str | None]
+    call_timeout: float
     scenario_timeout: float
     workdir: Path
     values: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
@@ -121,7 +125,8 @@ class Settings:
             allow_flush=values["allow_flush"] in (True, "true", "True", "1"),
             report_dir=workdir / str(values["report_dir"]),
             method_overrides={role: values[f"{role}_method"] or None for role in METHOD_ROLES},
-            scenario_timeout=parse_timeout(values["scenario_timeout"]),
+            call_timeout=parse_timeout(values["call_timeout"], "--call-timeout"),
+            scenario_timeout=parse_timeout(values["scenario_timeout"], "--scenario-timeout"),
             workdir=workdir,
             values={k: values[k] for k in (o.key for o in SUITE_OPTIONS)},
         )
@@ -167,12 +172,12 @@ def parse_window_policy(spec: Any) -> WindowPolicy:
     return WindowPolicy(frozenset(rules))
 
 
-def parse_timeout(spec: Any) -> float:
-    """``--scenario-timeout``: a finite number of seconds above 0."""
+def parse_timeout(spec: Any, flag: str) -> float:
+    """``--call-timeout``, ``--scenario-timeout``: a finite number of seconds above 0."""
     try:
         timeout = float(spec)
     except (TypeError, ValueError):
         timeout = math.nan
     if not math.isfinite(timeout) or timeout <= 0:
-        raise UsageError(f"--scenario-timeout {spec!r}: give a number of seconds above 0 (example: 60)")
+        raise UsageError(f"{flag} {spec!r}: give a number of seconds above 0 (example: 30)")
     return timeout

@@ -5,9 +5,14 @@ rest of the supervision, and both ends of the side channel between a worker and 
 
 - a worker tells the runner, over a Unix datagram socket (:class:`WorkerChannel`), its pid, the
   store it bound (or why it could not), and when each scenario starts and ends;
-- the runner's :class:`Supervisor` keeps a deadline per worker and, when a scenario outlives the
-  scenario timeout, has the worker dump its stack (faulthandler, which works even while C code holds
-  the GIL) and kills it, so a hang anywhere, the stateful scenario included, ends at once;
+- a worker keeps the call of the store it is in (method, shortened arguments, start) in a page of
+  memory the runner reads (:class:`CallPage`), not in a message: the runner must see a call that
+  hangs even when no thread of the worker can run (C code that holds the GIL);
+- the runner's :class:`Supervisor` cuts off a worker whose store call outlives the call timeout, or
+  whose scenario outlives the scenario timeout (the backstop, for a hang outside the store's calls
+  and for a store slow throughout): it has the worker dump its stack (faulthandler, which works
+  even while C code holds the GIL) and kills it, so a hang anywhere, the stateful scenario
+  included, ends at once;
 - when a worker dies, :meth:`Supervisor.death` says what happened: its exit status or signal
   (read without reaping it), the scenario it was in, and where the store was busy.
 
@@ -18,21 +23,26 @@ direct call and nothing is cut off.
 from __future__ import annotations
 
 import json
+import mmap
 import os
+import reprlib
 import select
 import shutil
 import signal
 import socket
+import struct
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 MESSAGE_LIMIT = 60_000           # bytes of one datagram; longer texts are cut by the sender
 DUMP_GRACE_S = 0.3               # time a worker gets to write its stack before it is killed
 FINISH_GRACE_S = 1.0             # time a worker gets to exit by itself once the run is over
+POLL_S = 0.5                     # the longest the runner goes without reading the workers' call pages
 _TOOL_PATHS = ("/_pytest/", "/pluggy/", "/xdist/", "/execnet/", "/hypothesis/", "<frozen", "\"<string>\"",
                str(Path(__file__).resolve().parent) + os.sep)
 
@@ -53,6 +63,88 @@ class WorkerChannel:
             pass  # the runner is gone; this worker dies with it
 
 
+CALL_PAGE_SIZE = 4096
+# a sequence number (odd while the worker writes), the call's start (time.monotonic(), which is the
+# same clock in every process; 0 when the worker is in no call) and the length of the call's text
+_CALL_HEADER = struct.Struct("<Qdi")
+_ARGUMENTS = reprlib.Repr()   # arguments as a verdict shows them: strings cut in the middle, lists short
+_ARGUMENTS.maxstring = _ARGUMENTS.maxother = 60
+_ARGUMENTS.maxlist = _ARGUMENTS.maxtuple = 3
+_ARGUMENTS.maxdict, _ARGUMENTS.maxlevel = 4, 2
+
+
+def call_page_path(directory: Path, worker: str, pid: int) -> Path:
+    """Where a worker keeps the store call it is in; named by pid too, so that a worker's page is
+    never reused (the runner reads it while the process lives)."""
+    return directory / f"{worker}-{pid}.call"
+
+
+class CallPage:
+    """A worker's end of its call page: :meth:`watch` wraps each call of the store (the
+    :class:`~.contract.StoreAdapter`'s watch) and writes the call's text and start into a small
+    file mapped into memory, a few microseconds a call, for the runner's :func:`read_call`. With
+    ``path`` None (the scenarios run in the runner, ``-n 0``) the page is private: nothing reads it
+    and nothing is cut off."""
+
+    def __init__(self, path: Path | None):
+        if path is None:
+            self._page = mmap.mmap(-1, CALL_PAGE_SIZE)
+        else:
+            descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.ftruncate(descriptor, CALL_PAGE_SIZE)
+                self._page = mmap.mmap(descriptor, CALL_PAGE_SIZE)
+            finally:
+                os.close(descriptor)
+        self._sequence = 0
+
+    @contextmanager
+    def watch(self, method: str, args: tuple) -> Iterator[None]:
+        self._write(time.monotonic(), f"{method}({', '.join(map(_ARGUMENTS.repr, args))})")
+        try:
+            yield
+        finally:
+            self._write(0.0, "")
+
+    def _write(self, started: float, text: str) -> None:
+        data = text.encode("utf-8", "replace")[:CALL_PAGE_SIZE - _CALL_HEADER.size]
+        self._sequence += 2
+        _CALL_HEADER.pack_into(self._page, 0, self._sequence - 1, started, len(data))
+        self._page[_CALL_HEADER.size:_CALL_HEADER.size + len(data)] = data
+        struct.pack_into("<Q", self._page, 0, self._sequence)
+
+
+@dataclass(frozen=True)
+class Call:
+    """The store call a worker is in, as its page says."""
+
+    text: str                        # append('long', 'user', 'long 0042')
+    started: float                   # time.monotonic()
+
+
+def read_call(path: Path) -> Call | None:
+    """The call the worker of ``path`` is in: None when it is in none, or the page cannot be read.
+    A read that overlaps a write (the sequence number odd, or changed under it) is tried again: a
+    worker that writes is not stuck."""
+    for _attempt in range(3):
+        try:
+            descriptor = os.open(path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            data = os.pread(descriptor, CALL_PAGE_SIZE, 0)
+            again = os.pread(descriptor, 8, 0)
+        finally:
+            os.close(descriptor)
+        if len(data) < CALL_PAGE_SIZE:
+            return None
+        sequence, started, length = _CALL_HEADER.unpack_from(data)
+        if sequence % 2 == 0 and again == data[:8]:
+            text = data[_CALL_HEADER.size:_CALL_HEADER.size + length].decode("utf-8", "replace")
+            return Call(text, started) if started else None
+    return None
+
+
 class DirectChannel:
     """The in-process end (``-n 0``): hands messages straight to the supervisor."""
 
@@ -64,14 +156,26 @@ class DirectChannel:
         self.supervisor.receive({"kind": kind, "worker": self.worker, **fields})
 
 
+@dataclass(frozen=True)
+class Cutoff:
+    """Why the runner killed a worker: a store call past the call timeout (``by_call``), or the
+    phase (a scenario, or binding the store) past the scenario timeout."""
+
+    timeout: float                   # the timeout that ran out
+    by_call: bool
+    call: Call | None                # the call cut off; with the scenario timeout, the call in progress, if any
+    call_s: float                    # how long that call had run
+
+
 @dataclass
 class WorkerState:
     pid: int
+    page: Path                       # its call page
     phase: str = "starting"          # starting (binding the store), idle, scenario, finishing
     nodeid: str | None = None        # the scenario it is in, or the last one it finished
     since: float = field(default_factory=time.monotonic)
     deadline: float | None = None
-    cut_off: float | None = None     # seconds the scenario had run when the worker was killed for it
+    cutoff: Cutoff | None = None     # set when the runner killed it for a timeout
 
 
 @dataclass
@@ -83,8 +187,9 @@ class Death:
     nodeid: str | None
     exit_status: int | None
     signal_name: str | None
-    cut_off: float | None
+    cutoff: Cutoff | None
     where: str                       # the store's frames at the end, from the worker's dump
+    ran_s: float = 0.0               # how long its last phase (the scenario it died in) had run
 
     @property
     def during(self) -> str:
@@ -96,11 +201,20 @@ class Death:
             return f"after {self.nodeid} had finished (a thread or timer the store left running?)"
         return "before any scenario started"
 
-    def describe(self, timeout: float) -> str:
+    def describe(self) -> str:
         """One line: what happened to the process."""
-        if self.cut_off is not None:
-            return (f"the store did not return within {timeout:g} s {self.during}: cut off by the scenario "
-                    "timeout (a hang, or a blocking call without a timeout)")
+        cutoff = self.cutoff
+        if cutoff is not None and cutoff.by_call:
+            return (f"the store's {cutoff.call.text} did not return within {cutoff.timeout:g} s {self.during}: "
+                    "cut off (a hang, or a blocking call without a timeout)")
+        if cutoff is not None and self.phase == "starting":
+            return (f"the store did not return within {cutoff.timeout:g} s {self.during}: cut off by the "
+                    "scenario timeout (a hang, or a blocking call without a timeout)")
+        if cutoff is not None:
+            running = f"; it was in {cutoff.call.text} for {cutoff.call_s:.1f} s" if cutoff.call else ""
+            return (f"the scenario did not finish within {cutoff.timeout:g} s {self.during}: cut off by the "
+                    "scenario timeout, with no call of the store past the call timeout (many slow calls, or a "
+                    f"hang outside them: closing the store, a thread it started){running}")
         if self.signal_name == "SIGKILL":
             how = "the store's process was killed by SIGKILL (the out-of-memory killer, or a kill -9)"
         elif self.signal_name:
@@ -142,8 +256,9 @@ def store_frames(dump: str, limit: int = 8) -> str:
 class Supervisor:
     """The runner's end: worker states, deadlines and deaths."""
 
-    def __init__(self, timeout: float, in_process: bool = False):
+    def __init__(self, timeout: float, call_timeout: float, in_process: bool = False):
         self.timeout = timeout
+        self.call_timeout = call_timeout
         self.in_process = in_process
         self.directory = Path(tempfile.mkdtemp(prefix="memory-regression-run-"))
         self.address = str(self.directory / "supervisor.sock")
@@ -189,7 +304,9 @@ class Supervisor:
             worker, kind = message["worker"], message["kind"]
             now = time.monotonic()
             if kind == "hello":
-                self.workers[worker] = WorkerState(int(message["pid"]), deadline=now + self.timeout)
+                pid = int(message["pid"])
+                self.workers[worker] = WorkerState(pid, call_page_path(self.directory, worker, pid),
+                                                   deadline=now + self.timeout)
                 return
             state = self.workers.get(worker)
             if kind == "bound":
@@ -211,28 +328,41 @@ class Supervisor:
     # -- deadlines ----------------------------------------------------------------------------------
     def _watch(self) -> None:
         while not self._stopping.is_set():
-            with self._lock:
-                deadlines = [s.deadline for s in self.workers.values() if s.deadline is not None]
-            wait = min([0.5, *[d - time.monotonic() for d in deadlines]])
+            wait = self._enforce() - time.monotonic()
             if wait > 0:
                 select.select([self._socket], [], [], wait)   # a message, or the nearest deadline
-            self._enforce()
 
-    def _enforce(self) -> None:
+    def _enforce(self) -> float:
+        """Cut off the workers past a deadline; return when to look again: at the nearest deadline,
+        a call's included, and within POLL_S (or the call timeout, if shorter) to see new calls."""
         self.drain()  # a scenario that ended just now is not cut off
         now = time.monotonic()
+        due: list[WorkerState] = []
+        upcoming = [now + min(POLL_S, self.call_timeout)]
         with self._lock:
-            due = [(worker, state) for worker, state in self.workers.items()
-                   if state.deadline is not None and state.deadline <= now]
-            for _worker, state in due:
+            for state in self.workers.values():
+                if state.cutoff is not None:
+                    continue   # killed already
+                call = read_call(state.page) if state.phase != "finishing" else None
+                if call is not None and now - call.started >= self.call_timeout:
+                    state.cutoff = Cutoff(self.call_timeout, True, call, now - call.started)
+                elif state.deadline is not None and state.deadline <= now:
+                    if state.phase != "finishing":
+                        state.cutoff = Cutoff(self.timeout, False, call, now - call.started if call else 0.0)
+                else:
+                    if state.deadline is not None:
+                        upcoming.append(state.deadline)
+                    if call is not None:
+                        upcoming.append(call.started + self.call_timeout)
+                    continue
                 state.deadline = None
-                if state.phase != "finishing":
-                    state.cut_off = now - state.since
-        for worker, state in due:
-            if state.phase != "finishing":
+                due.append(state)
+        for state in due:
+            if state.cutoff is not None:
                 _signal(state.pid, signal.SIGUSR1)   # faulthandler writes the stack to the worker's dump
                 time.sleep(DUMP_GRACE_S)
             _signal(state.pid, signal.SIGKILL)
+        return min(upcoming)
 
     def finish(self) -> None:
         """The run is over: a worker that has not exited shortly (threads the store left) is killed."""
@@ -271,8 +401,8 @@ class Supervisor:
             dump = dump_path(self.directory, worker).read_text(encoding="utf-8", errors="replace")
         except OSError:
             dump = ""
-        return Death(worker, state.phase, state.nodeid, status, signal_name, state.cut_off,
-                     store_frames(dump))
+        return Death(worker, state.phase, state.nodeid, status, signal_name, state.cutoff,
+                     store_frames(dump), time.monotonic() - state.since)
 
 
 def _signal(pid: int, signum: int) -> None:

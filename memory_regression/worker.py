@@ -33,6 +33,7 @@ from .redaction import Redactor
 from .reference import HistoryMismatch
 from .results import LISTED_NOT_RUN, Status, scenario_group
 from .settings import ROOMY_TTL_S, WINDOWLESS, Settings
+from .supervisor import CallPage, call_page_path
 
 CAPTURE_LIMIT = 64 * 1024        # characters of captured output kept per section of a scenario's report
 DETAILS_LIMIT = 3000             # characters of a traceback kept in a verdict's details
@@ -96,7 +97,7 @@ class ScenarioContext:
             instance = self._binding.factory(**self._binding.build_kwargs({**values, "session_id": session_id}))
             self._stores.append(instance)
             return instance
-        return StoreAdapter(self._binding, build, self.run_awaitable)
+        return StoreAdapter(self._binding, build, self.run_awaitable, watch=self._worker.calls.watch)
 
     def reset(self) -> None:
         """Flush the scenario's database (the stateful scenario does so before each example)."""
@@ -164,6 +165,9 @@ class ScenarioWorker:
         self.scenarios: dict[str, dict[str, Any]] = {}   # nodeid -> scenario_info
         self.aborted = False
         self._dump: Any = None         # the file faulthandler writes to, kept open
+        # the store call in progress, for the runner to cut off past the call timeout (in the runner
+        # itself, -n 0, nothing is cut off)
+        self.calls = CallPage(call_page_path(scratch, channel.worker, os.getpid()) if dump_path else None)
         self.channel.send("hello", pid=os.getpid())
 
     # -- binding the store ----------------------------------------------------------------------

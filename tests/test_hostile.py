@@ -7,15 +7,23 @@ from junitparser import JUnitXml
 
 ROUND_TRIP = "test_round_trip_keeps_role_content_and_order"
 STATEFUL = "test_random_operations_match_the_model"
-TIMEOUT = "4"              # short enough to keep the tests quick, long enough for every correct scenario
+# the round trip's append that the stores of _OnRoundTrip misbehave in, as a verdict names it
+ROUND_TRIP_CALL = "append('round-trip', 'assistant', \"<b>bold</b> <script>alert('x')</script> &amp; &lt;\")"
+CALL_TIMEOUT = "2"         # short enough to keep the tests quick, long enough for every call of a correct store
+GRACE_S = 2                # a hung call's scenario ends within CALL_TIMEOUT and this (the dump, the kill)
+TIMEOUT = "4"              # the scenario timeout where it is the subject: long enough for every correct scenario
 # the stateful scenario is left out where it is not the subject: on a machine loaded by the tests
 # running beside it, it can take longer than TIMEOUT
 NOT_STATEFUL = ("-k", "not stateful")
-ALL_BUT_ONE = {"total": 19, "passed": 14, "failed": 1, "skipped": 4, "errors": 0}
+ALL_BUT_ONE = {"total": 22, "passed": 14, "failed": 1, "skipped": 7, "errors": 0}
 
 
 def hostile(name):
     return f"tests.stores.hostile:{name}"
+
+
+def slow(name):
+    return f"tests.stores.slow:{name}"
 
 
 @pytest.mark.parametrize("store, message, where, in_junit", [
@@ -25,55 +33,70 @@ def hostile(name):
      "Segmentation fault", "SIGSEGV"),
     ("KillsItself", "the store's process was killed by SIGKILL (the out-of-memory killer, or a kill -9) "
                     f"during test_core.py::{ROUND_TRIP}", None, "SIGKILL"),
-    ("SpinsInC", f"the store did not return within {TIMEOUT} s during test_core.py::{ROUND_TRIP}: cut off by "
-                 "the scenario timeout", "in misbehave", "did not return"),
-    ("Sleeps", f"the store did not return within {TIMEOUT} s during test_core.py::{ROUND_TRIP}", "in misbehave",
-     "did not return"),
+    ("SpinsInC", f"the store's {ROUND_TRIP_CALL} did not return within {CALL_TIMEOUT} s during "
+                 f"test_core.py::{ROUND_TRIP}: cut off (a hang, or a blocking call without a timeout)",
+     "in misbehave", "did not return"),
+    ("Sleeps", f"the store's {ROUND_TRIP_CALL} did not return within {CALL_TIMEOUT} s during "
+               f"test_core.py::{ROUND_TRIP}: cut off", "in misbehave", "did not return"),
+    ("BlocksInC", f"the store's {ROUND_TRIP_CALL} did not return within {CALL_TIMEOUT} s during "
+                  f"test_core.py::{ROUND_TRIP}: cut off", "in misbehave", "did not return"),
     ("RaisesSystemExit", "the store raised SystemExit: 3", None, "SystemExit: 3"),
 ])
 def test_a_store_that_takes_its_worker_down_fails_only_that_scenario(run_suite, store, message, where, in_junit):
-    result = run_suite("--store", hostile(store), "--scenario-timeout", TIMEOUT, *NOT_STATEFUL, workers=None)
+    """Whatever the store does in one call (end the process, hang in Python or in C code that
+    holds the GIL), that scenario fails within the call timeout, saying what happened and in which
+    call, and the others run in a fresh worker."""
+    result = run_suite("--store", hostile(store), "--call-timeout", CALL_TIMEOUT, *NOT_STATEFUL, workers=None)
     assert result.exit_code == 1, result.output
     summary = result.summary
     assert summary["status"] == "failed"
     assert [f["scenario"] for f in summary["failures"]] == [ROUND_TRIP], result.output
     failure = summary["failures"][0]
     assert failure["message"].startswith(message), failure
+    assert failure["duration_s"] < float(CALL_TIMEOUT) + GRACE_S, failure
     if where:
         assert where in failure["details"] and "tests/stores/hostile.py" in failure["details"], failure
     assert summary["totals"] == ALL_BUT_ONE, "the scenarios after the crash did not all run"
     cases = {case.name: case for suite in JUnitXml.fromfile(str(result.report_dir / "junit.xml")) for case in suite}
-    assert len(cases) == 19 and in_junit in cases[ROUND_TRIP].result[0].message
+    assert len(cases) == 22 and in_junit in cases[ROUND_TRIP].result[0].message
     assert f"{ROUND_TRIP}</td>" in (result.report_dir / "report.html").read_text(encoding="utf-8")
 
 
 def test_an_async_store_that_never_resolves_is_cut_off(run_suite):
-    result = run_suite("--store", hostile("AsyncNeverResolves"), "--scenario-timeout", TIMEOUT, *NOT_STATEFUL)
+    result = run_suite("--store", hostile("AsyncNeverResolves"), "--call-timeout", CALL_TIMEOUT, *NOT_STATEFUL)
     assert result.exit_code == 1, result.output
     assert [f["scenario"] for f in result.summary["failures"]] == [ROUND_TRIP]
     failure = result.summary["failures"][0]
-    assert failure["message"].startswith(f"the store did not return within {TIMEOUT} s"), failure
+    assert failure["message"].startswith(f"the store's {ROUND_TRIP_CALL} did not return within {CALL_TIMEOUT} s"), \
+        failure
     assert "asyncio" in failure["details"], "the dump shows the event loop waiting"
 
 
 def test_a_hang_in_the_stateful_scenario_ends_it_at_once(run_suite):
     """Hypothesis would take a timeout inside its state machine for a failure and retry it: the
-    worker is killed instead, so the scenario ends at its timeout."""
-    result = run_suite("--store", hostile("HangsInTheStatefulScenario"), "--scenario-timeout", TIMEOUT)
+    worker is killed instead, so the scenario ends at the call timeout."""
+    result = run_suite("--store", hostile("HangsInTheStatefulScenario"), "--call-timeout", CALL_TIMEOUT)
     assert result.exit_code == 1, result.output
-    assert [f["scenario"] for f in result.summary["failures"]] == [STATEFUL]
+    failures = result.summary["failures"]
+    assert {f["scenario"] for f in failures} == {STATEFUL}, failures   # once per window size, if any
+    for failure in failures:
+        assert failure["message"].startswith(f"the store's get('s1:2') did not return within {CALL_TIMEOUT} s "
+                                             f"during test_stateful.py::{STATEFUL}"), failure
+        assert "in get" in failure["details"]
+        assert failure["duration_s"] < float(CALL_TIMEOUT) + GRACE_S, failure
+
+
+def test_a_scenario_slow_throughout_is_cut_off_by_the_scenario_timeout(run_suite):
+    """No call of this store is past the call timeout, but the scenario is past the scenario
+    timeout, the backstop: the verdict says so, and which call was running."""
+    result = run_suite("--store", slow("SleepsInEveryAppend"), "--call-timeout", "1", "--scenario-timeout", "1.5",
+                       "-k", "round_trip")
+    assert result.exit_code == 1, result.output
     failure = result.summary["failures"][0]
-    assert failure["message"].startswith(f"the store did not return within {TIMEOUT} s during "
-                                         f"test_stateful.py::{STATEFUL}")
-    assert "in get" in failure["details"]
-    stateful = next(r for r in result.summary["results"] if r["scenario"] == STATEFUL)
-    assert stateful["duration_s"] < 2 * float(TIMEOUT), stateful
-
-
-def test_threads_the_store_leaves_running_do_not_keep_the_run_alive(run_suite):
-    result = run_suite("--store", hostile("LeavesAThread"))
-    assert result.exit_code == 0, result.output
-    assert result.seconds < 60, "the run waited for the store's thread"
+    assert failure["message"].startswith(
+        f"the scenario did not finish within 1.5 s during test_core.py::{ROUND_TRIP}: cut off by the scenario "
+        "timeout, with no call of the store past the call timeout"), failure
+    assert "; it was in append('round-trip', " in failure["message"], failure
 
 
 @pytest.mark.parametrize("store, command", [("FlushesAll", "FLUSHALL"), ("ShutsDownTheServer", "SHUTDOWN")])

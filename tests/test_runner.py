@@ -134,9 +134,11 @@ def test_profiles_from_yaml(run_suite, tmp_path):
         ("test_token_window.py::test_token_window_keeps_maximal_suffix[tiny-model]", "passed")]
 
 
-@pytest.mark.parametrize("timeout", ["soon", "inf", "nan", "0", "-5", "1e400"])
-def test_bad_scenario_timeout(run_suite, timeout):
-    assert_usage_error(run_suite("--store", GOOD, "--scenario-timeout", timeout), "--scenario-timeout")
+@pytest.mark.parametrize("flag, timeout", [
+    *(("--scenario-timeout", timeout) for timeout in ("soon", "inf", "nan", "0", "-5", "1e400")),
+    ("--call-timeout", "soon"), ("--call-timeout", "0")])
+def test_bad_timeout(run_suite, flag, timeout):
+    assert_usage_error(run_suite("--store", GOOD, flag, timeout), f"{flag} {timeout!r}: give a number of seconds")
 
 
 def test_profiles_file_that_is_not_utf8(run_suite, tmp_path):

@@ -66,6 +66,16 @@ class Sleeps(_OnRoundTrip):
         time.sleep(3600)
 
 
+class BlocksInC(_OnRoundTrip):
+    """Blocks in C code that holds the GIL, as an extension that forgets to release it does
+    (libc's sleep through ctypes.PyDLL): no thread of the worker can run, so only the runner sees
+    the call. A signal ends sleep() early, hence the loop."""
+
+    def misbehave(self):
+        while True:
+            ctypes.PyDLL(None).sleep(3600)
+
+
 class HangsInTheStatefulScenario(ListStore):
     """Hangs on a load of session ``s1:2``, which only the stateful scenario uses: every fixed
     scenario passes, and Hypothesis would retry the hang for ever if it could."""
