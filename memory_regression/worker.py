@@ -17,8 +17,10 @@ import inspect
 import os
 import re
 import signal
+import statistics
+import time
 import traceback
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -27,7 +29,7 @@ import redis
 
 from .backend import Connection, Endpoint, die_with_parent
 from .capabilities import Capability, UnknownCapability, detect, lookup, skip_reason
-from .contract import StoreAdapter, StoreBinding, UsageError, bind_store, close_quietly, load_object
+from .contract import Message, StoreAdapter, StoreBinding, UsageError, bind_store, close_quietly, load_object
 from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .redaction import Redactor
 from .reference import HistoryMismatch
@@ -38,6 +40,23 @@ from .supervisor import CallPage, call_page_path
 CAPTURE_LIMIT = 64 * 1024        # characters of captured output kept per section of a scenario's report
 DETAILS_LIMIT = 3000             # characters of a traceback kept in a verdict's details
 KEYS_WITHOUT_TTL_PER_SCENARIO = 50   # keys without TTL noted per scenario
+BUDGET_SHARE = 4                 # a scenario's time budget is at most this part of the scenario timeout
+GROWTH_SAMPLES = 50              # appends needed before a growth of their time is judged
+GROWTH_RATIO = 3                 # the last tenth of the appends against the first: a growth from this factor
+GROWTH_FLOOR_S = 0.001           # and by at least this much per append (a fast store's append takes a tenth)
+
+
+@dataclass(frozen=True)
+class TimedAppends:
+    """What :meth:`ScenarioContext.append_within` appended, of how many, within which budget."""
+
+    messages: list[Message]
+    wanted: int
+    budget_s: float
+
+    @property
+    def cut_short(self) -> bool:
+        return len(self.messages) < self.wanted
 
 
 class ScenarioContext:
@@ -98,6 +117,28 @@ class ScenarioContext:
             self._stores.append(instance)
             return instance
         return StoreAdapter(self._binding, build, self.run_awaitable, watch=self._worker.calls.watch)
+
+    def append_within(self, store: StoreAdapter, session_id: str, messages: list[Message],
+                      budget_s: float) -> TimedAppends:
+        """Append ``messages`` in order until all are in or ``budget_s`` has passed, for a scenario
+        whose size only serves to find caps: a slow but correct store is checked on what it
+        appended, instead of being cut off as a hang. The budget is at most a quarter of the
+        scenario timeout, which leaves the check room. A store whose append time grows with the
+        history gets a finding saying by how much (:func:`growth_finding`)."""
+        __tracebackhide__ = True
+        budget_s = min(budget_s, self._worker.settings.scenario_timeout / BUDGET_SHARE)
+        durations: list[float] = []
+        started = time.perf_counter()
+        for message in messages:
+            before = time.perf_counter()
+            if before - started >= budget_s:
+                break
+            store.append(session_id, message.role, message.content)
+            durations.append(time.perf_counter() - before)
+        finding = growth_finding(durations, time.perf_counter() - started)
+        if finding:
+            self.note(finding)
+        return TimedAppends(messages[:len(durations)], len(messages), budget_s)
 
     def reset(self) -> None:
         """Flush the scenario's database (the stateful scenario does so before each example)."""
@@ -291,6 +332,22 @@ class ScenarioWorker:
     def pytest_sessionfinish(self) -> None:
         if self.connection is not None:
             self.connection.close()
+
+
+def growth_finding(durations: list[float], seconds: float) -> str | None:
+    """A finding when append time grows with the history: the median of the last tenth of the
+    appends at least GROWTH_RATIO times the first tenth's, and GROWTH_FLOOR_S more per append.
+    Medians, so a pause of the machine does not count; a load that slows everything alike leaves
+    the ratio alone."""
+    tenth = len(durations) // 10
+    if len(durations) < GROWTH_SAMPLES:
+        return None
+    first, last = statistics.median(durations[:tenth]), statistics.median(durations[-tenth:])
+    if last < GROWTH_RATIO * first or last - first < GROWTH_FLOOR_S:
+        return None
+    return (f"append time grows with history length: {len(durations):,} appends in {seconds:.1f} s, the "
+            f"first {tenth:,} at {first * 1000:.2f} ms each, the last {tenth:,} at {last * 1000:.2f} ms each "
+            f"(medians, {last / first:.0f}×)")
 
 
 def redacted(value: Any, redactor: Redactor) -> Any:

@@ -2,11 +2,14 @@
 what happened as a finding about the store, goes on with the other scenarios in a fresh worker,
 and leaves valid reports and no process behind (checked for every run in conftest.py)."""
 
+import re
+
 import pytest
 from junitparser import JUnitXml
 
 ROUND_TRIP = "test_round_trip_keeps_role_content_and_order"
 STATEFUL = "test_random_operations_match_the_model"
+NO_CAP = "test_no_silent_cap"
 # the round trip's append that the stores of _OnRoundTrip misbehave in, as a verdict names it
 ROUND_TRIP_CALL = "append('round-trip', 'assistant', \"<b>bold</b> <script>alert('x')</script> &amp; &lt;\")"
 CALL_TIMEOUT = "2"         # short enough to keep the tests quick, long enough for every call of a correct store
@@ -84,6 +87,22 @@ def test_a_hang_in_the_stateful_scenario_ends_it_at_once(run_suite):
                                              f"during test_stateful.py::{STATEFUL}"), failure
         assert "in get" in failure["details"]
         assert failure["duration_s"] < float(CALL_TIMEOUT) + GRACE_S, failure
+
+
+def test_a_correct_store_slow_as_its_history_grows_passes_with_a_finding(run_suite):
+    """A store whose append rewrites the whole history is slow, not hung: it passes every
+    scenario; the no-silent-cap scenario stops at its budget (a quarter of the scenario timeout
+    here, 2 s) and says how far it got and how the append time grew."""
+    result = run_suite("--store", slow("RewritesTheWholeHistory"), "--scenario-timeout", "8")
+    assert result.exit_code == 0, result.output
+    assert result.summary["totals"]["failed"] == 0
+    no_cap = next(r for r in result.summary["results"] if r["scenario"] == NO_CAP)
+    growth, budget = no_cap["findings"]
+    assert growth.startswith("append time grows with history length: "), growth
+    appended = int(re.search(r"length: ([0-9,]+) appends in ", growth).group(1).replace(",", ""))
+    assert budget == (f"appended {appended:,} of 3,000 messages within the 2 s budget; the history held all of "
+                      f"them (a cap above {appended:,} would not show)")
+    assert no_cap["duration_s"] < 2 + GRACE_S, no_cap
 
 
 def test_a_scenario_slow_throughout_is_cut_off_by_the_scenario_timeout(run_suite):
