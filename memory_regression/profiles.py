@@ -38,8 +38,11 @@ class ModelProfile:
         return self.context_tokens - self.reserved_output_tokens
 
     def unbounded(self) -> "ModelProfile":
-        """The same profile with a budget nothing in a non-token scenario comes near."""
-        return replace(self, context_tokens=10**12)
+        """The profile of a scenario that is not about tokens: a budget nothing comes near, and the
+        cheap ``approx`` tokenizer, since under that budget no count decides anything (a real
+        tokenizer there only slows the store down, by a lot for one that counts its whole history
+        at every append)."""
+        return replace(self, context_tokens=10**12, tokenizer="approx", fallback_tokenizer="approx")
 
 
 BUILTIN_PROFILES: dict[str, ModelProfile] = {p.name: p for p in (

@@ -99,16 +99,18 @@ class ScenarioContext:
 
     def store(self, *, max_messages: int = WINDOWLESS, profile: ModelProfile | None = None,
               ttl: int = ROOMY_TTL_S) -> StoreAdapter:
-        """A new store instance. Arguments not about the scenario's subject are roomy: a window
-        of a million messages, an unbounded token budget, a TTL of an hour."""
+        """A new store instance. Arguments not about the scenario's subject are roomy and cheap: a
+        window of a million messages, an unbounded token budget counted with ``approx`` (the
+        profile's own counter only where ``profile`` is given), a TTL of an hour."""
         __tracebackhide__ = True
+        counter = self._worker.counters[profile.name] if profile else self._worker.roomy_counter
         profile = profile or self.profile.unbounded()
         client = self._connection.client(asynchronous=self._binding.is_async)
         self._clients.append(client)
         values = {
             "redis": client, "redis_url": self._connection.url, "namespace": self.namespace,
             "max_messages": max_messages, "max_tokens": profile.max_tokens,
-            "count_tokens": self._worker.counters[profile.name], "ttl": ttl, "profile": profile,
+            "count_tokens": counter, "ttl": ttl, "profile": profile,
         }
 
         def build(session_id: str | None) -> Any:
@@ -203,6 +205,7 @@ class ScenarioWorker:
         self.binding: StoreBinding | None = None
         self.capabilities: frozenset[Capability] = frozenset()
         self.counters: dict[str, TokenCounter] = {}
+        self.roomy_counter: TokenCounter | None = None   # the cheap one of scenarios not about tokens
         self.scenarios: dict[str, dict[str, Any]] = {}   # nodeid -> scenario_info
         self.aborted = False
         self._dump: Any = None         # the file faulthandler writes to, kept open
@@ -234,6 +237,7 @@ class ScenarioWorker:
         settings = self.settings
         factory, source = load_object(settings.store_spec, settings.workdir)
         self.connection = Connection(self.endpoint)
+        self.roomy_counter = resolve_counter(settings.profiles[0].unbounded(), None, settings.workdir)
         self.counters = {p.name: resolve_counter(p, settings.token_counter, settings.workdir)
                          for p in settings.profiles}
         self.binding = bind_store(settings.store_spec, factory, source, settings.method_overrides, self._probe)

@@ -118,6 +118,21 @@ def test_a_scenario_slow_throughout_is_cut_off_by_the_scenario_timeout(run_suite
     assert "; it was in append('round-trip', " in failure["message"], failure
 
 
+def test_scenarios_not_about_tokens_hand_the_store_a_cheap_counter(run_suite):
+    """gpt-4o counts with tiktoken: the round trip (an unbounded budget) hands the store approx,
+    the token-window scenario the profile's own counter (the store raises otherwise)."""
+    result = run_suite("--store", slow("ChecksItsCounter"), "--model-profiles", "gpt-4o",
+                       "-k", "round_trip or token_window")
+    assert result.exit_code == 0, result.output
+    assert result.summary["totals"]["passed"] == 2, result.summary["totals"]
+
+
+def test_threads_the_store_leaves_running_do_not_keep_the_run_alive(run_suite):
+    result = run_suite("--store", hostile("LeavesAThread"))
+    assert result.exit_code == 0, result.output
+    assert result.seconds < 60, "the run waited for the store's thread"
+
+
 @pytest.mark.parametrize("store, command", [("FlushesAll", "FLUSHALL"), ("ShutsDownTheServer", "SHUTDOWN")])
 def test_a_store_that_sabotages_the_server_is_a_finding_that_names_the_command(run_suite, store, command):
     result = run_suite("--store", hostile(store), *NOT_STATEFUL)

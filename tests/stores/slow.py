@@ -1,8 +1,14 @@
-"""Stores that are correct but slow: tests/test_hostile.py holds the run to its verdicts on them."""
+"""Stores that are correct but slow, or would be slow if the suite handed them an expensive
+counter: the run judges them on correctness and reports their speed as a finding; it never cuts
+them off as hung (tests/test_hostile.py holds it to that)."""
 
 import time
+from pathlib import Path
 
-from tests.stores.correct import ListStore
+from memory_regression.profiles import resolve_counter
+from tests.stores.correct import ListStore, TokenStore
+
+UNBOUNDED = 10**11      # a budget above this is the one of a scenario that is not about tokens
 
 
 class RewritesTheWholeHistory(ListStore):
@@ -27,3 +33,17 @@ class SleepsInEveryAppend(ListStore):
         time.sleep(0.2)
         super().append(session_id, role, content)
 
+
+class ChecksItsCounter(TokenStore):
+    """Stands for the token stores that count their whole history at every append, which an
+    expensive counter over an unbounded budget makes slow for nothing. It raises when built unless
+    it was handed ``approx`` under an unbounded budget (a scenario not about tokens), and the
+    profile's own counter under the profile's budget (the token-window scenario)."""
+
+    def __init__(self, redis, namespace, max_tokens, count_tokens, ttl, profile):
+        super().__init__(redis, namespace, max_tokens, count_tokens, ttl)
+        wanted = (f"approx + {profile.per_message_overhead}/message" if max_tokens > UNBOUNDED
+                  else resolve_counter(profile, None, Path.cwd()).description)
+        if count_tokens.description != wanted:
+            raise AssertionError(f"handed {count_tokens.description} under a budget of {max_tokens:,}, "
+                                 f"not {wanted}")
