@@ -275,7 +275,8 @@ class ScenarioWorker:
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         sizes, profiles = self.settings.window_sizes, self.settings.profiles
-        if "window" in metafunc.fixturenames:
+        if "window" in metafunc.fixturenames and (Capability.COUNT_WINDOW in self.capabilities
+                                                  or any(metafunc.definition.iter_markers("requires"))):
             metafunc.parametrize("window", sizes, ids=[f"N={n}" for n in sizes])
         if "profile" in metafunc.fixturenames:
             metafunc.parametrize("profile", profiles, ids=[p.name for p in profiles])
@@ -302,6 +303,13 @@ class ScenarioWorker:
             pytest.skip(skip_reason(missing))
         if self.listing:
             pytest.skip(LISTED_NOT_RUN)
+
+    @pytest.fixture
+    def window(self) -> None:
+        """The window of a core scenario that takes one (the stateful scenario), on a store without a
+        count window: None, and the scenario runs once, unwindowed. Every other scenario that takes a
+        window runs per window size (skipped where its capability is missing)."""
+        return None
 
     @pytest.fixture
     def memory(self, request: pytest.FixtureRequest) -> Any:
