@@ -10,6 +10,8 @@ may catch any other (``MAY_ALSO_CATCH``).
 import time
 
 from tests.stores.correct import ListStore, TokenStore
+from tests.stores.stateful_bugs import (CacheCheckedByLength, FullWindowMarkSurvivesClear, OneTooFew,
+                                        SequenceSeededFromSize)
 
 
 class OffByOneTrim(ListStore):
@@ -256,6 +258,7 @@ COMPARES_HISTORIES = {  # scenarios that compare a history of several messages, 
 CAUGHT_BY: dict[type, list[str]] = {
     OffByOneTrim: ["test_count_window_keeps_last_n"],
     KeepsOldest: ["test_count_window_keeps_last_n"],
+    OneTooFew: ["test_count_window_keeps_last_n"],
     ReversedOrder: sorted(COMPARES_HISTORIES),
     UnicodeMangled: [ROUND_TRIP, "test_sessions_are_isolated"],
     SystemRoleLost: [ROUND_TRIP],
@@ -268,6 +271,9 @@ CAUGHT_BY: dict[type, list[str]] = {
                         "test_expired_session_is_empty"],
     ProcessLocalCache: ["test_two_instances_share_history"],
     PerInstanceReadCache: [STATEFUL],
+    FullWindowMarkSurvivesClear: [STATEFUL],
+    CacheCheckedByLength: [STATEFUL],
+    SequenceSeededFromSize: [STATEFUL],
     ClearDeletesOtherSessions: ["test_clear_empties_only_that_session"],
     KeysOutsideNamespace: ["test_keys_stay_in_namespace"],
     EqualScoresSortedSet: sorted(COMPARES_HISTORIES),
