@@ -2,11 +2,12 @@
 scenarios meant for it, and no correct store fails."""
 
 import ast
+import re
 
 import pytest
 
 from tests.conftest import ROOT
-from tests.stores import broken, messages, policies
+from tests.stores import broken, messages, policies, stateful_bugs
 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
 # the stateful scenario checks the suffix model whatever --window-policy says, and its random appends
@@ -60,6 +61,13 @@ def test_every_scenario_but_a_few_has_a_store_only_it_catches():
     assert suite_scenarios() - sole == set(broken.NO_SOLE_CATCH)
 
 
+def stateful_points(summary: dict) -> set[str]:
+    """Where a run's stateful scenario ran: at each window size on a count-windowed store, else once."""
+    if "count-window" in summary["capabilities"]:
+        return {f"N={n}" for n in summary["window_sizes"]}
+    return {""}
+
+
 def corpus_args(store: type) -> tuple[str, ...]:
     if issubclass(store, policies.PolicyStore):
         return policy_args(",".join(store.RULES))
@@ -68,9 +76,9 @@ def corpus_args(store: type) -> tuple[str, ...]:
 
 @pytest.mark.parametrize("store", sorted(BROKEN, key=lambda c: c.__name__), ids=lambda c: c.__name__)
 def test_broken_store_is_caught(run_suite, store, corpus_run):
-    """The stateful scenario runs on the stores meant for it. On the others it may catch the bug too
-    (which their fixed scenarios pin already), and shrinking that failure takes it half a minute.
-    A policy store runs under its policy."""
+    """The stateful scenario runs on the stores meant for it, and must catch them at every window
+    size. On the others it may catch the bug too (which their fixed scenarios pin already): left
+    out there, it would only lengthen the corpus. A policy store runs under its policy."""
     expected = set(BROKEN[store])
     args = (*corpus_args(store), *(() if broken.STATEFUL in expected else NOT_STATEFUL))
     result = run_suite("--store", f"{store.__module__}:{store.__name__}", *args)
@@ -78,6 +86,20 @@ def test_broken_store_is_caught(run_suite, store, corpus_run):
     failing = result.failing_scenarios()
     assert expected <= failing, result.output
     assert failing - broken.MAY_ALSO_CATCH == expected - broken.MAY_ALSO_CATCH, result.output
+    if broken.STATEFUL in expected:
+        caught_at = {f["point"] for f in result.summary["failures"] if f["scenario"] == broken.STATEFUL}
+        assert caught_at == stateful_points(result.summary), result.output
+
+
+@pytest.mark.parametrize("store", [broken.OffByOneTrim, stateful_bugs.OneTooFew], ids=lambda c: c.__name__)
+def test_the_stateful_scenario_alone_catches_a_window_one_off(run_suite, store):
+    """A window of N+1 or N-1 messages, the count-window scenario's to pin, is caught by the stateful
+    scenario on its own too, at every window size: its fills reach full and past-full windows."""
+    result = run_suite("--store", f"{store.__module__}:{store.__name__}", "-k", "stateful")
+    assert result.exit_code == 1, result.output
+    failures = result.summary["failures"]
+    assert {f["point"] for f in failures} == stateful_points(result.summary), result.output
+    assert all(re.search(r"(kept|history has) \d+ messages, expected \d+", f["message"]) for f in failures), failures
 
 
 @pytest.mark.parametrize("spec", sorted(CORRECT_STORES))
@@ -89,6 +111,16 @@ def test_correct_store_passes(run_suite, spec, corpus_run):
     assert summary["totals"]["failed"] == summary["totals"]["errors"] == 0
     assert summary["conformance_level"] == level
     assert summary["totals"]["passed"] > 0
+    stateful = {r["point"]: r["findings"] for r in summary["results"] if r["scenario"] == broken.STATEFUL}
+    if stateful:   # what it reached, noted at each window size: full, past-full and refilled windows among it
+        assert set(stateful) == stateful_points(summary), stateful
+        for point, findings in stateful.items():
+            assert len(findings) == 1 and findings[0].startswith(f"{point or 'unwindowed'}: "), findings
+            if point:
+                reached = re.search(r"loads at full (\d+), past full (\d+), refilled after clearing a full window "
+                                    r"(\d+);", findings[0])
+                full, past, refilled = map(int, reached.groups())
+                assert full and past and (refilled or "clear" not in summary["capabilities"]), findings
 
 
 def test_a_store_following_another_policy_is_told_to_pass_it(run_suite):
