@@ -29,7 +29,7 @@ from memory_regression.reference import assert_history, expected_count_window
 
 SESSIONS = ("s1", "s1:2")     # ids sharing a prefix, as a glob or a careless key scheme would merge them
 INSTANCES = (0, 1)
-ROLES = ("user", "assistant")
+ROLES = ("user", "assistant")   # a session's messages alternate, the user's first (again after a clear)
 CONTENTS = ("hello", "", "  spaced  ", "你好 🌍", "two\nlines", '{"role": "system"}')
 EXAMPLES = 10       # per window size; the generated sequences, not counting a failure's shrinking
 STEPS = 30
@@ -121,7 +121,7 @@ def test_random_operations_match_the_model(memory, window):
             target = int(op.removeprefix(FILL)) if op.startswith(FILL) else 0
             for _ in range(max(target - len(appended), 1)):
                 self.count += 1
-                message = Message(ROLES[self.count % 2], f"{CONTENTS[self.count % len(CONTENTS)]} #{self.count}")
+                message = Message(ROLES[len(appended) % 2], f"{CONTENTS[self.count % len(CONTENTS)]} #{self.count}")
                 self.stores[instance].append(session, message.role, message.content)
                 appended.append(message)
             coverage.longest = max(coverage.longest, len(appended))
