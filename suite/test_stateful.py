@@ -73,8 +73,9 @@ class Coverage:
 def test_random_operations_match_the_model(memory, window):
     """After any sequence of steps, each through either of two instances (append one message; fill
     the session to N-1, N or N+1 messages; clear it; restart an instance), every session holds
-    what the reference model says: everything appended since its last clear, or the last N of it
-    for a count-windowed store (run once per N of --window-sizes).
+    what the reference model says: everything appended since its last clear, or, for a
+    count-windowed store (run once per N of --window-sizes), what the window policy keeps of it
+    (under suffix, the last N; a session's messages alternate user and assistant, the user's first).
 
     If this fails: read the steps listed after the histories, oldest first; the diagnosis names the
     load that differed. One message too many or too few once a session passes N is a trim index
@@ -86,6 +87,7 @@ def test_random_operations_match_the_model(memory, window):
     seeded from the list's length. The finding says what the steps reached at each N; a count of
     0 there means the scenario did not test that state."""
     can_clear = memory.has(Capability.CLEAR)
+    policy = memory.window_policy
     fills = sorted({max(window - 1, 1), window, window + 1}) if window else []
     # fills first: a failure shrinks towards them, one step instead of N appends
     operations = (*(f"{FILL}{n}" for n in fills), "append", *(["clear"] if can_clear else []), RESTART)
@@ -132,7 +134,7 @@ def test_random_operations_match_the_model(memory, window):
             """Load each session through the instances given, and compare with the model."""
             for session, instances in loads.items():
                 appended = self.appended[session]
-                expected = expected_count_window(appended, window) if window else appended
+                expected = expected_count_window(appended, window, policy) if window else appended
                 for instance in instances:
                     coverage.loaded(len(appended), self.cleared_full[session] and bool(appended))
                     assert_history(expected, self.stores[instance].load(session), appended,

@@ -10,8 +10,6 @@ from tests.conftest import ROOT
 from tests.stores import broken, messages, policies, stateful_bugs
 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
-# the stateful scenario checks the suffix model whatever --window-policy says, and its random appends
-# leave windows that start on an assistant message: it cannot judge a start-on-user store
 NOT_STATEFUL = ("-k", "not stateful")
 POLICY_LEVEL = "core+count-window+token-window+ttl+namespace+clear"
 
@@ -29,10 +27,10 @@ CORRECT_STORES = {
     "examples/stores/async_store.py:AsyncChatMemory": ((), "core+count-window+ttl+namespace+clear+async"),
     "tests.stores.correct:ListStore": ((), "core+count-window+ttl+namespace+clear"),
     "tests.stores.correct:TokenStore": ((), "core+token-window+ttl+namespace+clear"),
-    "tests.stores.policies:StartOnUserStore": ((*policy_args("start-on-user"), *NOT_STATEFUL), POLICY_LEVEL),
+    "tests.stores.policies:StartOnUserStore": (policy_args("start-on-user"), POLICY_LEVEL),
     "tests.stores.policies:KeepSystemStore": (policy_args("keep-system"), POLICY_LEVEL),
     "tests.stores.policies:StartOnUserKeepSystemStore": (
-        (*policy_args("start-on-user,keep-system"), *NOT_STATEFUL), POLICY_LEVEL),
+        policy_args("start-on-user,keep-system"), POLICY_LEVEL),
     "tests.stores.messages:ToolAwareWindow": ((), "core+count-window+ttl+namespace+clear+tool-calls"),
     "tests.stores.shapes:TypedMessages": ((), "core+ttl+namespace+clear+tool-calls"),
     "tests.stores.shapes:SessionHistory": ((), "core+count-window+ttl+namespace+clear"),
