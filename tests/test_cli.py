@@ -109,11 +109,12 @@ def test_list_names_capabilities_profiles_and_scenarios_without_running_them(tmp
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("store tests.stores.broken:OffByOneTrim (defined at ")
-    assert "capabilities: " in done.stdout and "count-window" in lines[1] and "token-window" not in lines[1]
+    assert lines[1] == "shape: one object for all sessions: append(session_id, role, content)"
+    assert lines[2].startswith("capabilities: ") and "count-window" in lines[2] and "token-window" not in lines[2]
     assert "  lacks token-window: its factory takes no max_tokens (or token_limit, max_token_limit)" in lines
     assert "window sizes: 3" in lines and "window policy: suffix" in lines
     assert any(line.startswith("profile small-4k: 3584 tokens, counter ") for line in lines)
-    assert "scenarios: 15 would run, 1 would be skipped" in lines
+    assert "scenarios: 15 would run, 3 would be skipped" in lines
     assert "  run   test_count_window.py::test_count_window_keeps_last_n[N=3]" in lines
     assert ("  skip  test_token_window.py::test_token_window_keeps_maximal_suffix[small-4k]: store lacks "
             "token-window: its factory takes no max_tokens (or token_limit, max_token_limit)") in lines

@@ -277,7 +277,7 @@ def as_action(run_suite, tmp_path, *args, inputs=None, **options):
 
 def test_store_output_cannot_pose_as_workflow_commands(run_suite, tmp_path):
     result = as_action(run_suite, tmp_path, "--store", "tests.stores.hostile:PrintsWorkflowCommands",
-                       "-k", "round_trip")
+                       "-k", "round_trip_keeps")
     assert result.exit_code == 1, result.output
     lines = result.output.splitlines()
     stop = next(i for i, line in enumerate(lines) if line.startswith("::stop-commands::"))
@@ -316,7 +316,7 @@ def password_server():
 def test_a_password_in_the_redis_url_is_shown_nowhere(run_suite, tmp_path, password_server):
     url = password_server.url(userinfo="default:Pa55-word-in-url")
     result = as_action(run_suite, tmp_path, "--store", "tests.stores.hostile:PrintsItsUrl", "--redis", url,
-                       "-k", "round_trip or fresh")
+                       "-k", "round_trip_keeps or fresh")
     assert result.exit_code == 1, result.output
     assert "connecting to redis://***@127.0.0.1" in result.output, "the store's print is not shown redacted"
     shown = [line for line in result.output.splitlines() if "Pa55-word-in-url" in line]
@@ -333,7 +333,7 @@ def test_a_key_left_without_ttl_reaches_summary_json_and_the_job_summary(run_sui
     scenario passed. Only the round trip ran, so the level (in summary.json and the outputs) is
     core, not the other capabilities the store has, none of whose scenarios ran."""
     result = as_action(run_suite, tmp_path, "--store", "tests.stores.broken:CompanionKeyWithoutTTL",
-                       "-k", "round_trip")
+                       "-k", "round_trip_keeps")
     assert result.exit_code == 0, result.output
     summary = result.summary
     nodeid = "test_core.py::test_round_trip_keeps_role_content_and_order"
@@ -348,7 +348,7 @@ def test_a_key_left_without_ttl_reaches_summary_json_and_the_job_summary(run_sui
 
 
 def test_fail_on_failure_false_lets_the_step_pass_when_scenarios_fail_only(run_suite, tmp_path):
-    result = as_action(run_suite, tmp_path, "--store", "tests.stores.broken:WhitespaceStripped", "-k", "round_trip",
+    result = as_action(run_suite, tmp_path, "--store", "tests.stores.broken:WhitespaceStripped", "-k", "round_trip_keeps",
                        inputs={"FAIL-ON-FAILURE": "false"})
     assert result.exit_code == 0, result.output
     assert (result.summary["status"], result.summary["exit_code"]) == ("failed", 1)

@@ -78,7 +78,7 @@ def test_failure_shows_escaped_history_and_matrix(browser, run_suite, tmp_path):
 
 def test_a_crashed_scenario_has_its_row_and_diagnosis(browser, run_suite, tmp_path):
     """xdist sends no teardown for a scenario whose worker died; the run closes the row itself."""
-    result = run_suite("--store", "tests.stores.hostile:Segfaults", "-k", "round_trip or fresh_session")
+    result = run_suite("--store", "tests.stores.hostile:Segfaults", "-k", "round_trip_keeps or fresh_session")
     assert result.exit_code == 1
     dom = render(result.report_dir / "report.html", tmp_path / "chromium")
     assert "1 Failed" in dom and "1 Passed" in dom
@@ -106,7 +106,7 @@ def test_read_at_a_glance(browser, run_suite, tmp_path):
     store = tmp_path / "long_line_store.py"
     store.write_text(LONG_LINE_STORE)
     result = run_suite("--store", f"{store}:OffByOneWithALongError",
-                       "-k", "round_trip or count_window or token_window")
+                       "-k", "round_trip_keeps or count_window or token_window")
     assert result.exit_code == 1
     totals = result.summary["totals"]
     assert totals == {"total": 7, "passed": 0, "failed": 3, "skipped": 4, "errors": 0}
