@@ -52,6 +52,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "requires(*capabilities): capabilities the scenario needs")
+    config.addinivalue_line("markers", "real_server(why): the scenario needs what only a real Redis server does "
+                                       "(why says what); on fakeredis it is skipped with that reason")
     config.addinivalue_line("markers", "starts_first: the scenario mostly waits (for a TTL to pass) or runs "
                                        "long; it is scheduled first, so that the others fill that time")
     worker_input = getattr(config, "workerinput", {}).get(WORKER_INPUT)

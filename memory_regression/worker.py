@@ -301,6 +301,10 @@ class ScenarioWorker:
                    if Capability(c) not in self.capabilities]
         if missing:
             pytest.skip(skip_reason(missing))
+        real_server = item.get_closest_marker("real_server")
+        if real_server and self.endpoint.kind == "fakeredis":
+            pytest.skip(f"needs a real Redis server ({real_server.args[0]}), which fakeredis does not follow: "
+                        "run with --redis server or a redis:// URL")
         if self.listing:
             pytest.skip(LISTED_NOT_RUN)
 
