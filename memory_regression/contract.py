@@ -357,11 +357,14 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
         binding.append_form, binding.codec = _append_form(target, binding.append_method, binding.per_session)
     names = [n for n in (binding.append_method, binding.load_method, binding.clear_method) if n]
     binding.is_async = any(inspect.iscoroutinefunction(getattr(target, n, None)) for n in names)
-    keyed = 0 if binding.per_session else 1
-    _check_call_shape(spec, target, binding.append_method,
-                      keyed + (2 if binding.append_form is AppendForm.ROLE_CONTENT else 1), binding)
-    for name in filter(None, (binding.load_method, binding.clear_method)):
-        _check_call_shape(spec, target, name, keyed, binding)
+    session = () if binding.per_session else ("session_id",)
+    message = {AppendForm.ROLE_CONTENT: ("role", "content"), AppendForm.MESSAGE: ("message",),
+               AppendForm.MESSAGES: ("messages",)}[binding.append_form]
+    _check_call_shape(spec, target, binding.append_method, "append", session + message)
+    if not binding.framework:   # a framework's load may be a property, or a field of each instance
+        _check_call_shape(spec, target, binding.load_method, "load", session)
+    if binding.clear_method:
+        _check_call_shape(spec, target, binding.clear_method, "clear", session)
     if probe is not None:
         close_quietly(probe)
     return binding
@@ -423,27 +426,18 @@ def _append_form(target: Any, name: str, per_session: bool) -> tuple[AppendForm,
     return (AppendForm.MESSAGES if listed else AppendForm.MESSAGE), codec
 
 
-def _check_call_shape(spec: str, target: Any, name: str, positional: int, binding: StoreBinding) -> None:
-    """The method must accept the contract's positional arguments and need no others (a property,
-    as a framework's load may be, takes none)."""
-    if name == binding.load_method and binding.framework:
-        return   # the framework's own member: a property, or a field of each instance
+def _check_call_shape(spec: str, target: Any, name: str, role: str, arguments: tuple[str, ...]) -> None:
+    """The method must accept ``arguments`` positionally and need no others."""
     if not callable(getattr(target, name, None)):
         raise UsageError(f"--store {spec!r}: the store has no method {name!r}")
     params = _call_parameters(target, name)
     if params is None:
         return
     try:
-        inspect.Signature(params).bind(*range(positional))
+        inspect.Signature(params).bind(*arguments)
     except TypeError:
-        role = ("append" if name == binding.append_method else "load" if name == binding.load_method
-                else "clear")
-        session = [] if binding.per_session else ["session_id"]
-        wanted = ", ".join(session + ([p for p in ("role", "content")] if role == "append"
-                                      and binding.append_form is AppendForm.ROLE_CONTENT else
-                                      ["message"] if role == "append" else []))
         raise UsageError(
-            f"--store {spec!r}: {name}{inspect.Signature(params)} cannot be called as {name}({wanted}); "
+            f"--store {spec!r}: {name}{inspect.Signature(params)} cannot be called as {name}({', '.join(arguments)}); "
             f"give its other parameters defaults, or name another method with --{role}-method") from None
 
 
