@@ -543,14 +543,14 @@ class StoreAdapter:
         __tracebackhide__ = True
         if self.binding.append_form is AppendForm.ROLE_CONTENT:
             self._call(session_id, self.binding.append_method, message.role, message.content)
+            return Message(message.role, message.content)
+        encoded = self.binding.codec.encode(message.as_dict())
+        if self.binding.append_form is AppendForm.MESSAGES:
+            self._call(session_id, self.binding.append_method, encoded)
         else:
-            encoded = self.binding.codec.encode(message.as_dict())
-            if self.binding.append_form is AppendForm.MESSAGES:
-                self._call(session_id, self.binding.append_method, encoded)
-            else:
-                for native in encoded:
-                    self._call(session_id, self.binding.append_method, native)
-        return self.stored_form([message])[0]
+            for native in encoded:
+                self._call(session_id, self.binding.append_method, native)
+        return self._as_given_back([message], encoded)[0]
 
     def append(self, session_id: str, role: str, content: str) -> None:
         __tracebackhide__ = True
@@ -565,10 +565,14 @@ class StoreAdapter:
         """``messages`` as a correct store of this shape returns them: role and content only for a store
         that takes no more, else as the message type (a framework's own conversion) carries them."""
         codec = self.binding.codec
-        if not codec.carries_fields:
+        return self._as_given_back(messages, [native for message in messages
+                                              for native in codec.encode(message.as_dict())])
+
+    def _as_given_back(self, messages: list[Message], encoded: list) -> list[Message]:
+        """``messages``, appended as ``encoded``, as a correct store gives them back."""
+        if not self.binding.codec.carries_fields:
             return [Message(m.role, m.content) for m in messages]
-        encoded = [native for message in messages for native in codec.encode(message.as_dict())]
-        return normalize_history(codec.decode(encoded), fields=True)
+        return normalize_history(self.binding.codec.decode(encoded), fields=True)
 
     def load(self, session_id: str) -> list[Message]:
         __tracebackhide__ = True
