@@ -9,7 +9,7 @@ import json
 import random
 import zlib
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 
 from .contract import Message
 from .reference import WindowPolicy
@@ -80,6 +80,22 @@ def linked_tool_calls(messages: list[Message]) -> list[Message]:
             linked[index - 1] = Message.of("assistant", messages[index - 1].content, tool_calls=[call])
             linked[index] = Message.of("tool", message.content, tool_call_id=call_id, name="lookup")
     return linked
+
+
+# loads of a window scenario beyond its fixed points: a bounded number, so that the scenario's cost
+# grows with its conversation, not with the conversation's square
+SAMPLED_POINTS = 16
+
+
+def check_points(count: int, fixed: Iterable[int], seed_text: str) -> list[int]:
+    """The numbers of appends, out of ``count``, after which a window scenario loads and checks, in
+    order: the ``fixed`` points within 0..count, and one point drawn (seeded by ``seed_text``, so
+    the same on every run) from each of :data:`SAMPLED_POINTS` equal stretches of that range."""
+    rng = random.Random(zlib.crc32(seed_text.encode()))
+    stretches = [(i * (count + 1) // SAMPLED_POINTS, (i + 1) * (count + 1) // SAMPLED_POINTS)
+                 for i in range(SAMPLED_POINTS)]
+    sampled = {rng.randrange(low, high) for low, high in stretches if high > low}
+    return sorted(sampled | {point for point in fixed if 0 <= point <= count})
 
 
 def tricky_messages() -> list[Message]:

@@ -159,6 +159,24 @@ class WindowPolicy:
                 start = index
         return head + rest[start:]
 
+    def edge_points(self, appended: Sequence[Message], window: Window) -> list[int]:
+        """The numbers of appends at which the window's edge, once it trims, first falls on each role:
+        the oldest message of the longest suffix that fits beside the head (before start-on-user
+        drops any) is, for the first time, a user, an assistant, a tool or a system message. A store
+        that trims wrongly at one kind of edge (keeps a tool result whose call it trimmed, drops
+        or miscounts the system message) shows there. One pass over ``appended``."""
+        head, rest = self.split(appended)
+        room, total, start = window.limit - window.total(head), 0, 0
+        points: dict[str, int] = {}
+        for end, message in enumerate(rest, 1):
+            total += window.weight(message)
+            while start < end and total > room:
+                total -= window.weight(rest[start])
+                start += 1
+            if 0 < start < end:
+                points.setdefault(rest[start].role, len(head) + end)
+        return sorted(points.values())
+
     def allows(self, appended: Sequence[Message], history: Sequence[Message], window: Window) -> bool:
         """Whether a correct store may hold ``history``: what :meth:`kept` says or, when that is the
         head alone (the newest message alone is over a token budget, or no suffix the rules allow

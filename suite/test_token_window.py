@@ -5,16 +5,19 @@ import functools
 
 import pytest
 
-from memory_regression.conversations import token_conversation
+from memory_regression.conversations import check_points, token_conversation
 from memory_regression.reference import HistoryMismatch, expected_token_window, token_budget, window_problem
 
 
 @pytest.mark.requires("token-window")
 def test_token_window_keeps_maximal_suffix(memory, profile):
-    """After every append the history is what the window policy keeps: under suffix a contiguous
-    suffix that costs no more than the budget and is maximal (the next older message would not fit);
-    under start-on-user the longest such suffix that starts on no assistant or tool message; under
-    keep-system the opening system message stays first and its cost counts toward the budget.
+    """After k appends, at the boundary points (0, 1, the append that makes the kept history cost
+    exactly the budget, the oversize message, the last append), at the first k where the window's
+    edge falls on each role, and at 16 more k spread over the conversation (the same on every run),
+    one load must give what the window policy keeps: under suffix a contiguous suffix that costs no
+    more than the budget and is maximal (the next older message would not fit); under start-on-user
+    the longest such suffix that starts on no assistant or tool message; under keep-system the
+    opening system message stays first and its cost counts toward the budget.
 
     The conversation opens with a system message of about a tenth of the budget (trimmed like any
     other under suffix) and is about three budgets long, with turns of 1/16 to 1/5 of the budget
@@ -22,7 +25,8 @@ def test_token_window_keeps_maximal_suffix(memory, profile):
     land exactly on the budget, and one turn that alone exceeds it (then the history may leave that
     turn out or hold it alone, after the system message under keep-system, but nothing older). The
     cost of a message is ``count_tokens(content)``, per-message overhead included; if your store
-    counts its own way, pass the same counter with --token-counter.
+    counts its own way, pass the same counter with --token-counter. The loads are bounded, so the
+    scenario's cost grows linearly with the conversation.
 
     If this fails: compare the store's counter with the suite's (see the profile line of the
     report), check ``>`` against ``>=`` when trimming, and what happens to an oversize message.
@@ -32,12 +36,16 @@ def test_token_window_keeps_maximal_suffix(memory, profile):
     budget = profile.max_tokens
     cost = functools.lru_cache(maxsize=None)(memory.counter(profile))  # each text once
     conversation = token_conversation(budget, cost, profile.name, policy)
+    messages = conversation.messages
+    window = token_budget(budget, cost)
+    marks = [index + 1 for index in (conversation.exact_index, conversation.oversize_index) if index is not None]
+    fixed = (0, 1, len(messages), *marks, *policy.edge_points(messages, window))
     store = memory.store(profile=profile)
     appended = []
-    for message in conversation.messages:
-        appended.append(store.add("tokens", message))
+    for point in check_points(len(messages), fixed, f"token window {profile.name}"):
+        appended.extend(store.add("tokens", message) for message in messages[len(appended):point])
         history = store.load("tokens")
-        problem = window_problem(appended, history, token_budget(budget, cost), policy)
+        problem = window_problem(appended, history, window, policy)
         if problem:
             where = (" (this append makes the kept history cost exactly the budget)"
                      if len(appended) - 1 == conversation.exact_index else

@@ -11,9 +11,9 @@ loses is blamed on it.
 
 import pytest
 
-from memory_regression.conversations import tool_conversation
-from memory_regression.reference import (assert_history, expected_count_window, orphaned_tool_result,
-                                         without_orphaned_results)
+from memory_regression.conversations import check_points, tool_conversation
+from memory_regression.reference import (assert_history, count_window, expected_count_window,
+                                         orphaned_tool_result, without_orphaned_results)
 
 EXCHANGES = 3
 
@@ -37,19 +37,25 @@ def test_tool_calls_and_metadata_round_trip(memory):
 
 @pytest.mark.requires("tool-calls", "count-window")
 def test_window_leaves_no_orphaned_tool_result(memory, window):
-    """After every append of tool-using turns (2N+3 messages), the history is what the window
-    policy keeps of the last N messages, without the tool results at its start whose calls it
-    trimmed: no tool result may come without its call before it.
+    """Tool-using turns (2N+3 messages) are appended; after k appends, at 0, 1, N-1, N, N+1 and the
+    last, at the first k where the window's edge falls on each role (a tool result among them), and
+    at 16 more k spread over the conversation (the same on every run), one load must give what the
+    window policy keeps of the last N messages, without the tool results at its start whose calls it
+    trimmed: no tool result may come without its call before it. The loads are bounded, so the
+    scenario's cost grows linearly with N.
 
     If this fails with "orphaned": the window cut between an assistant message and its tool
     results, and the store kept the results; drop them with it (trim to the last N, then drop the
     tool messages at the start). If it fails otherwise, the store drops more, or other, messages
     than those."""
     policy = memory.window_policy
+    messages = tool_conversation(window)[:2 * window + 3]
+    fixed = (0, 1, window - 1, window, window + 1, len(messages),
+             *policy.edge_points(messages, count_window(window)))
     store = memory.store(max_messages=window)
     appended = []
-    for message in tool_conversation(window)[:2 * window + 3]:
-        appended.append(store.add("tools", message))
+    for point in check_points(len(messages), fixed, f"tool window {window}"):
+        appended.extend(store.add("tools", message) for message in messages[len(appended):point])
         history = store.load("tools")
         context = f"N={window}, after {len(appended)} appends: "
         orphan = orphaned_tool_result(history)

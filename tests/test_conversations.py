@@ -5,7 +5,8 @@ import math
 
 import pytest
 
-from memory_regression.conversations import SYSTEM_PROMPT, numbered_messages, token_conversation, window_turns
+from memory_regression.conversations import (SAMPLED_POINTS, SYSTEM_PROMPT, check_points, numbered_messages,
+                                             token_conversation, window_turns)
 from memory_regression.reference import POLICIES, SUFFIX, expected_count_window, expected_token_window
 
 
@@ -42,3 +43,12 @@ def test_token_conversation_lands_the_kept_history_on_the_budget(policy, budget)
               if expected_token_window(messages[:k], budget, cost, policy) != expected_token_window(messages[:k],
                                                                                                    budget, cost)]
     assert len(differ) >= 3 or policy == SUFFIX, differ
+
+
+def test_check_points_keep_the_fixed_ones_and_sample_a_bounded_number():
+    fixed = (0, 1, 9_999, 10_000, 10_001, 20_003, 30_000)
+    points = check_points(20_003, fixed, "count window 10000")
+    assert points == check_points(20_003, fixed, "count window 10000") == sorted(set(points))
+    assert {0, 1, 9_999, 10_000, 10_001, 20_003} <= set(points) and max(points) == 20_003
+    assert len(points) == 6 + SAMPLED_POINTS          # one from each stretch, none on a fixed point here
+    assert check_points(3, (), "short") == [0, 1, 2, 3]

@@ -226,3 +226,17 @@ def test_every_policy_keeps_what_it_says_and_refuses_the_rest(pairs, limit, by_t
         for history in {tuple(appended[start:]), tuple(appended[:keep] + appended[max(start, keep):])}:
             allowed = window_policy.allows(appended, history, window)
             assert (window_problem(appended, history, window, window_policy) is None) == allowed
+
+
+def test_edge_points_are_the_first_trims_at_each_role():
+    """Where the window's edge (before start-on-user drops any) first falls on each role: a count
+    window, with the system message kept beside it or not, and a token budget with a message over
+    it alone, where the edge passes that message and falls on none, then on the next (the fourth
+    append, an assistant's)."""
+    turns = [Message(role, f"m{i}") for i, role in enumerate(["user", "assistant", "tool", "assistant"] * 3)]
+    keep_system = next(p for p in POLICIES if p.keep_system and not p.start_on_user)
+    assert SUFFIX.edge_points(turns, count_window(5)) == [6, 7, 9]
+    assert keep_system.edge_points([Message("system", "s"), *turns], count_window(5)) == [6, 7, 9]
+    assert keep_system.edge_points([Message("system", "s"), *turns], count_window(1)) == []
+    sized = messages(["aa", "bbb", "cccccccccccc", "d", "ee"])      # costs 3, 4, 13, 2, 3
+    assert SUFFIX.edge_points(sized, token_budget(8, cost)) == [4]
