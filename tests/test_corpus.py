@@ -7,10 +7,11 @@ import re
 import pytest
 
 from tests.conftest import ROOT
-from tests.stores import broken, messages, policies, stateful_bugs
+from tests.stores import broken, expiry, messages, policies, stateful_bugs
 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
-NOT_STATEFUL = ("-k", "not stateful")
+# groups that take seconds, run only on the broken stores meant for them (-k names them)
+SLOW_GROUPS = {"stateful": {broken.STATEFUL}, "expiry": {expiry.ACTIVE, expiry.IDLE}}
 POLICY_LEVEL = "core+count-window+token-window+ttl+namespace+clear"
 
 
@@ -36,7 +37,7 @@ CORRECT_STORES = {
     "tests.stores.shapes:SessionHistory": ((), "core+count-window+ttl+namespace+clear"),
     "tests.stores.libraries:AsyncOnlyHistory": ((), "core+ttl+namespace+clear+tool-calls+async"),
 }
-BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY}
+BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY}
 
 
 def suite_scenarios() -> set[str]:
@@ -76,9 +77,11 @@ def corpus_args(store: type) -> tuple[str, ...]:
 def test_broken_store_is_caught(run_suite, store, corpus_run):
     """The stateful scenario runs on the stores meant for it, and must catch them at every window
     size. On the others it may catch the bug too (which their fixed scenarios pin already): left
-    out there, it would only lengthen the corpus. A policy store runs under its policy."""
+    out there, it would only lengthen the corpus, as would the expiry scenarios' waits. A policy
+    store runs under its policy."""
     expected = set(BROKEN[store])
-    args = (*corpus_args(store), *(() if broken.STATEFUL in expected else NOT_STATEFUL))
+    left_out = [group for group, scenarios in SLOW_GROUPS.items() if not scenarios & expected]
+    args = (*corpus_args(store), *(("-k", " and ".join(f"not {group}" for group in left_out)) if left_out else ()))
     result = run_suite("--store", f"{store.__module__}:{store.__name__}", *args)
     assert result.exit_code == 1, result.output
     failing = result.failing_scenarios()

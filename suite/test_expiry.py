@@ -1,0 +1,70 @@
+"""Expiry for real: with a TTL of one second on a real server, an active conversation slides past
+its TTL without losing a message, and an idle one disappears completely.
+
+The store is given its TTL in whole seconds (the contract's ``ttl``), so one second is the shortest
+there is: the scenarios wait about two seconds and one, and start first so that the waits overlap
+the other worker's scenarios. fakeredis expires keys by Python's clock, lazily, when they are next
+touched; these scenarios need the server's own expiry.
+"""
+
+import time
+
+import pytest
+
+from memory_regression.conversations import numbered_messages
+from memory_regression.reference import HistoryMismatch, assert_history
+
+TTL_S = 1
+PACE_S = 0.4        # between appends of the active conversation: well inside the TTL
+ACTIVE_TTLS = 2     # the active conversation lasts this many TTLs
+SLACK_S = 0.1       # waited past the TTL before an idle session must be gone
+
+
+@pytest.mark.starts_first
+@pytest.mark.real_server("real expiry")
+@pytest.mark.requires("ttl")
+def test_active_session_outlives_its_ttl(memory):
+    """A conversation that gets an append every 0.4 s keeps all its messages for twice its TTL of
+    1 s: each append pushes the expiry back (the TTL slides).
+
+    After every append the session must load complete. If this fails: the TTL is set only when the
+    session is created (EXPIRE NX, or only on the first push), or the expiry is a deadline counted
+    from the session's start (EXPIREAT created_at + ttl) instead of from its last append."""
+    store = memory.store(ttl=TTL_S)
+    appended, expected = [], []
+    started = time.monotonic()
+    for index, message in enumerate(numbered_messages(int(ACTIVE_TTLS * TTL_S / PACE_S) + 1, "active")):
+        time.sleep(max(0.0, started + index * PACE_S - time.monotonic()))
+        expected.append(store.add("active", message))
+        appended.append(message)
+        assert_history(expected, store.load("active"), appended,
+                       f"{time.monotonic() - started:.1f} s into a conversation with ttl={TTL_S} and an append "
+                       f"every {PACE_S} s: ")
+
+
+@pytest.mark.starts_first
+@pytest.mark.real_server("real expiry")
+@pytest.mark.requires("ttl")
+def test_idle_session_disappears_completely(memory):
+    """A session left alone for just over its TTL of 1 s is gone: no key of it remains, it loads as
+    empty, and loading it creates no key again.
+
+    If this fails with keys remaining: a key has no TTL or too long a one (milliseconds taken for
+    seconds), or a companion key (an index, metadata, a counter) is refreshed apart from the
+    messages. With messages loaded: the TTL is not applied, or a process-local copy outlives the
+    keys. With keys created by the load: reading writes to the session (a last-read time, a touch),
+    which brings back an expired session as a ghost without messages."""
+    store = memory.store(ttl=TTL_S)
+    store.append_all("idle", numbered_messages(3, "idle"))
+    store.load("idle")
+    time.sleep(TTL_S + SLACK_S)
+    idle = f"after {TTL_S + SLACK_S:g} s idle with ttl={TTL_S}"
+    left = memory.keys()
+    assert not left, f"{idle}, keys remain: " + ", ".join(
+        f"{key} ({'no TTL' if memory.pttl_ms(key) == -1 else f'TTL {memory.pttl_ms(key) / 1000:g} s'})" for key in left)
+    history = store.load("idle")
+    if history:
+        raise HistoryMismatch(f"{idle}, the session still holds messages", [], history)
+    recreated = memory.keys()
+    assert not recreated, (f"{idle}, loading the expired session created keys again (a ghost session without "
+                           f"messages): {', '.join(recreated)}")
