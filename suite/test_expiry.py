@@ -29,15 +29,24 @@ def test_active_session_outlives_its_ttl(memory):
 
     After every append the session must load complete. If this fails: the TTL is set only when the
     session is created (EXPIRE NX, or only on the first push), or the expiry is a deadline counted
-    from the session's start (EXPIREAT created_at + ttl) instead of from its last append."""
+    from the session's start (EXPIREAT created_at + ttl) instead of from its last append. (A machine
+    that stalls longer than the TTL between two appends leaves nothing to judge: the scenario is then
+    skipped, saying so, rather than blaming the store.)"""
     store = memory.store(ttl=TTL_S)
     appended, expected = [], []
-    started = time.monotonic()
+    started = previous = time.monotonic()
     for index, message in enumerate(numbered_messages(int(ACTIVE_TTLS * TTL_S / PACE_S) + 1, "active")):
         time.sleep(max(0.0, started + index * PACE_S - time.monotonic()))
+        before = time.monotonic()
         expected.append(store.add("active", message))
         appended.append(message)
-        assert_history(expected, store.load("active"), appended,
+        history = store.load("active")
+        stalled = time.monotonic() - previous
+        if stalled >= TTL_S and history != expected:   # the session may rightly have expired in between
+            pytest.skip(f"nothing judged: {stalled:.1f} s passed between two appends and a load, longer than "
+                        f"the TTL of {TTL_S} s (a stalled machine), so even a correct store may have expired")
+        previous = before
+        assert_history(expected, history, appended,
                        f"{time.monotonic() - started:.1f} s into a conversation with ttl={TTL_S} and an append "
                        f"every {PACE_S} s: ")
 
