@@ -31,7 +31,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, ContextManager
+from typing import Any, Callable, ContextManager, Generator
 
 # canonical name -> aliases a store may use instead, with what the suite passes
 STORE_PARAMETERS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -526,7 +526,10 @@ class StoreAdapter:
             self._sessions[session_id] = self._build(session_id)
         return self._sessions[session_id]
 
-    def _call(self, session_id: str, member: str, *args: Any) -> Any:
+    def _invoke(self, session_id: str, member: str, *args: Any) -> Generator[Any, Any, Any]:
+        """One call of the store, as steps: it yields the awaitable an async store returns and is sent
+        its result, so that :meth:`_run_steps` runs it to completion and :meth:`_await_steps` awaits it
+        beside other tasks on the scenario's loop."""
         __tracebackhide__ = True
         instance = self.instance_for(session_id)
         args = args if self.binding.per_session else (session_id, *args)
@@ -534,23 +537,58 @@ class StoreAdapter:
             value = getattr(instance, member)
             result = value(*args) if callable(value) else value   # a framework's load may be a property
             if inspect.isawaitable(result):
-                result = self._run(result)
+                result = yield result
         return result
+
+    def _run_steps(self, steps: Generator[Any, Any, Any]) -> Any:
+        __tracebackhide__ = True
+        result, error = None, None
+        while True:
+            try:
+                awaitable = steps.send(result) if error is None else steps.throw(error)
+            except StopIteration as done:
+                return done.value
+            try:
+                result, error = self._run(awaitable), None
+            except BaseException as exc:
+                result, error = None, exc
+
+    async def _await_steps(self, steps: Generator[Any, Any, Any]) -> Any:
+        __tracebackhide__ = True
+        result, error = None, None
+        while True:
+            try:
+                awaitable = steps.send(result) if error is None else steps.throw(error)
+            except StopIteration as done:
+                return done.value
+            try:
+                result, error = await awaitable, None
+            except BaseException as exc:
+                result, error = None, exc
+
+    def _add(self, session_id: str, message: Message) -> Generator[Any, Any, Message]:
+        __tracebackhide__ = True
+        if self.binding.append_form is AppendForm.ROLE_CONTENT:
+            yield from self._invoke(session_id, self.binding.append_method, message.role, message.content)
+            return Message(message.role, message.content)
+        encoded = self.binding.codec.encode(message.as_dict())
+        if self.binding.append_form is AppendForm.MESSAGES:
+            yield from self._invoke(session_id, self.binding.append_method, encoded)
+        else:
+            for native in encoded:
+                yield from self._invoke(session_id, self.binding.append_method, native)
+        return self._as_given_back([message], encoded)[0]
 
     def add(self, session_id: str, message: Message) -> Message:
         """Append one message, in the form the store takes; return it as the store should give it
         back (:meth:`stored_form`)."""
         __tracebackhide__ = True
-        if self.binding.append_form is AppendForm.ROLE_CONTENT:
-            self._call(session_id, self.binding.append_method, message.role, message.content)
-            return Message(message.role, message.content)
-        encoded = self.binding.codec.encode(message.as_dict())
-        if self.binding.append_form is AppendForm.MESSAGES:
-            self._call(session_id, self.binding.append_method, encoded)
-        else:
-            for native in encoded:
-                self._call(session_id, self.binding.append_method, native)
-        return self._as_given_back([message], encoded)[0]
+        return self._run_steps(self._add(session_id, message))
+
+    async def aadd(self, session_id: str, message: Message) -> Message:
+        """:meth:`add` as a coroutine of an async store, to run beside others on the scenario's loop."""
+        __tracebackhide__ = True
+        return await self._await_steps(self._add(session_id, message))
 
     def append(self, session_id: str, role: str, content: str) -> None:
         __tracebackhide__ = True
@@ -574,9 +612,9 @@ class StoreAdapter:
             return [Message(m.role, m.content) for m in messages]
         return normalize_history(self.binding.codec.decode(encoded), fields=True)
 
-    def load(self, session_id: str) -> list[Message]:
+    def _load(self, session_id: str) -> Generator[Any, Any, list[Message]]:
         __tracebackhide__ = True
-        raw = self._call(session_id, self.binding.load_method)
+        raw = yield from self._invoke(session_id, self.binding.load_method)
         if raw is not None and not isinstance(raw, (str, bytes, dict)):
             try:
                 raw = self.binding.codec.decode(raw)
@@ -585,8 +623,17 @@ class StoreAdapter:
                                      f"{type(exc).__name__}: {exc}") from exc
         return normalize_history(raw, fields=self.binding.codec.carries_fields)
 
+    def load(self, session_id: str) -> list[Message]:
+        __tracebackhide__ = True
+        return self._run_steps(self._load(session_id))
+
+    async def aload(self, session_id: str) -> list[Message]:
+        """:meth:`load` as a coroutine of an async store, to run beside others on the scenario's loop."""
+        __tracebackhide__ = True
+        return await self._await_steps(self._load(session_id))
+
     def clear(self, session_id: str) -> None:
         __tracebackhide__ = True
         if not self.binding.clear_method:
             raise UsageError("the store has no clear method")
-        self._call(session_id, self.binding.clear_method)
+        self._run_steps(self._invoke(session_id, self.binding.clear_method))

@@ -97,6 +97,7 @@ class CallPage:
             finally:
                 os.close(descriptor)
         self._sequence = 0
+        self._lock = threading.Lock()   # a concurrency scenario's writer threads call the store at once
 
     @contextmanager
     def watch(self, method: str, args: tuple) -> Iterator[None]:
@@ -108,10 +109,11 @@ class CallPage:
 
     def _write(self, started: float, text: str) -> None:
         data = text.encode("utf-8", "replace")[:CALL_PAGE_SIZE - _CALL_HEADER.size]
-        self._sequence += 2
-        _CALL_HEADER.pack_into(self._page, 0, self._sequence - 1, started, len(data))
-        self._page[_CALL_HEADER.size:_CALL_HEADER.size + len(data)] = data
-        struct.pack_into("<Q", self._page, 0, self._sequence)
+        with self._lock:
+            self._sequence += 2
+            _CALL_HEADER.pack_into(self._page, 0, self._sequence - 1, started, len(data))
+            self._page[_CALL_HEADER.size:_CALL_HEADER.size + len(data)] = data
+            struct.pack_into("<Q", self._page, 0, self._sequence)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,10 @@ import os
 import re
 import signal
 import statistics
+import threading
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -43,6 +45,7 @@ KEYS_WITHOUT_TTL_PER_SCENARIO = 50   # keys without TTL noted per scenario
 BUDGET_SHARE = 4                 # a scenario's time budget is at most this part of the scenario timeout
 GROWTH_SAMPLES = 50              # appends needed before a growth of their time is judged
 GROWTH_RATIO = 3                 # the last tenth of the appends against the first: a growth from this factor
+BARRIER_TIMEOUT_S = 10           # a writer or reader not started by then breaks a concurrency scenario's start
 GROWTH_FLOOR_S = 0.001           # and by at least this much per append (a fast store's append takes a tenth)
 
 
@@ -141,6 +144,66 @@ class ScenarioContext:
         if finding:
             self.note(finding)
         return TimedAppends(messages[:len(durations)], len(messages), budget_s)
+
+    def concurrently(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
+                     readers: int = 0) -> list[list[Message]]:
+        """Append each list in ``writers`` to ``session_id`` by a writer of its own, all released at
+        once by a barrier, while ``readers`` readers load the session over and over until every
+        writer is done; return the histories the readers loaded. Writers and readers share
+        ``store``, as a server's requests share one store object: threads for a sync store, tasks on
+        the scenario's event loop for an async one. A writer's or reader's exception is raised."""
+        __tracebackhide__ = True
+        store.instance_for(session_id)   # a per-session store is built once, before the race
+        if self._loop is not None:
+            return self.run_awaitable(self._tasks(store, session_id, writers, readers))
+        seen: list[list[Message]] = []
+        barrier, done = threading.Barrier(len(writers) + readers, timeout=BARRIER_TIMEOUT_S), threading.Event()
+
+        def write(messages: list[Message]) -> None:
+            barrier.wait()
+            for message in messages:
+                store.add(session_id, message)
+
+        def read() -> None:
+            barrier.wait()
+            while not done.is_set():
+                seen.append(store.load(session_id))
+
+        with ThreadPoolExecutor(len(writers) + readers) as pool:
+            reading = [pool.submit(read) for _ in range(readers)]
+            writing = [pool.submit(write, messages) for messages in writers]
+            try:
+                for future in writing:
+                    future.result()
+            finally:
+                done.set()
+            for future in reading:
+                future.result()
+        return seen
+
+    @staticmethod
+    async def _tasks(store: StoreAdapter, session_id: str, writers: list[list[Message]],
+                     readers: int) -> list[list[Message]]:
+        """:meth:`concurrently` for an async store: tasks on one loop, interleaved at every await."""
+        barrier, done, seen = asyncio.Barrier(len(writers) + readers), asyncio.Event(), []
+
+        async def write(messages: list[Message]) -> None:
+            await barrier.wait()
+            for message in messages:
+                await store.aadd(session_id, message)
+
+        async def read() -> None:
+            await barrier.wait()
+            while not done.is_set():
+                seen.append(await store.aload(session_id))
+
+        reading = asyncio.gather(*(read() for _ in range(readers)))
+        try:
+            await asyncio.gather(*(write(messages) for messages in writers))
+        finally:
+            done.set()
+            await reading
+        return seen
 
     def reset(self) -> None:
         """Flush the scenario's database (the stateful scenario does so before each example)."""

@@ -7,11 +7,12 @@ import re
 import pytest
 
 from tests.conftest import ROOT
-from tests.stores import broken, expiry, messages, policies, stateful_bugs
+from tests.stores import broken, concurrency, expiry, messages, policies, stateful_bugs
 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
 # groups that take seconds, run only on the broken stores meant for them (-k names them)
-SLOW_GROUPS = {"stateful": {broken.STATEFUL}, "expiry": {expiry.ACTIVE, expiry.IDLE}}
+SLOW_GROUPS = {"stateful": {broken.STATEFUL}, "expiry": {expiry.ACTIVE, expiry.IDLE},
+               "concurrency": {concurrency.LOSE_NOTHING, concurrency.KEEP_THE_WINDOW}}
 POLICY_LEVEL = "core+count-window+token-window+ttl+namespace+clear"
 
 
@@ -37,7 +38,8 @@ CORRECT_STORES = {
     "tests.stores.shapes:SessionHistory": ((), "core+count-window+ttl+namespace+clear"),
     "tests.stores.libraries:AsyncOnlyHistory": ((), "core+ttl+namespace+clear+tool-calls+async"),
 }
-BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY}
+BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY,
+          **concurrency.CAUGHT_BY}
 
 
 def suite_scenarios() -> set[str]:

@@ -59,8 +59,7 @@ class LangChainTokenBuffer:
         memory = self.memory(session_id)
         if role == "user":
             self.redis.set(self.pending_key(session_id), content)
-        elif role == "assistant" and self.redis.exists(self.pending_key(session_id)):
-            question = self.redis.getdel(self.pending_key(session_id))
+        elif role == "assistant" and (question := self.redis.getdel(self.pending_key(session_id))) is not None:
             memory.save_context({"input": question}, {"output": content})
         else:
             memory.chat_memory.add_messages(convert_to_messages([{"role": role, "content": content}]))
@@ -165,11 +164,13 @@ LIBRARY_STORES = (
                  # it re-reads and re-counts the whole history at every exchange: the scenario timeout
                  # of 20 s gives the no-silent-cap scenario 5 s of appends (the default, 20 s)
                  "tests.stores.libraries:LangChainTokenBuffer", (*WORD_BUDGETS, "--scenario-timeout", "20"),
-                 ("test_token_window_keeps_maximal_suffix",),
+                 ("test_token_window_keeps_maximal_suffix", "test_concurrent_writers_lose_nothing"),
                  "a known bug: it prunes a copy of the history, so Redis is never trimmed "
-                 "(langchain#5053, #10078, #18303)"),
+                 "(langchain#5053, #10078, #18303); and concurrent exchanges of one session overwrite the "
+                 "one user message each waits under for its answer (how the suite drives it, not LangChain)"),
     LibraryStore("langchain-classic", "ConversationBufferWindowMemory over RedisChatMessageHistory",
                  "tests.stores.libraries:LangChainWindow", (),
-                 ("test_count_window_keeps_last_n", "test_random_operations_match_the_model"),
+                 ("test_count_window_keeps_last_n", "test_random_operations_match_the_model",
+                  "test_concurrent_writers_keep_the_window"),
                  "a contract mismatch: k counts exchanges, so it keeps 2k messages"),
 )

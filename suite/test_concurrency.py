@@ -1,0 +1,127 @@
+"""Concurrency scenarios: several writers append to one session at once, as two requests of one
+conversation race in production.
+
+The writers share one store object (threads for a sync store, tasks on one event loop for an async
+one) and are released together by a barrier. Each writer appends its own numbered messages, so the
+suite can tell whose message went missing, came twice or moved, without knowing the order in which
+the server applied the appends. These scenarios need a real server: fakeredis serialises every
+command in one process, which hides most races.
+"""
+
+import math
+
+import pytest
+
+from memory_regression.contract import Message
+from memory_regression.reference import SUFFIX, messages
+
+WRITERS = 4
+EACH = 25            # messages per writer: the unwindowed burst is 100 appends
+READERS = 2
+REAL_SERVER = "writers racing on one session over separate connections"
+
+
+def burst(prefix: str, each: int) -> list[list[Message]]:
+    """Each writer's messages, in its order: user and assistant alternate, as in a conversation."""
+    return [[Message("user" if i % 2 == 0 else "assistant", f"{prefix} writer {w + 1} #{i + 1}")
+             for i in range(each)] for w in range(WRITERS)]
+
+
+def whose(message: Message, writers: list[list[Message]]) -> tuple[int, int] | None:
+    """(writer, index) of ``message`` among the writers' messages, or None if none appended it."""
+    for w, sent in enumerate(writers):
+        if message in sent:
+            return w, sent.index(message)
+    return None
+
+
+def foreign_or_repeated(history: list[Message], writers: list[list[Message]]) -> str | None:
+    """A message in ``history`` that no writer appended, or one that is there twice, in store terms."""
+    for position, message in enumerate(history):
+        if whose(message, writers) is None:
+            return f"the history holds {message.describe()} at position {position + 1}, which no writer appended"
+        if history.index(message) != position:
+            return (f"{message.describe()} is in the history twice (positions {history.index(message) + 1} and "
+                    f"{position + 1}): one append stored it twice (a retried write, or a writer that re-saved "
+                    "what it read)")
+    return None
+
+
+def out_of_run(history: list[Message], writers: list[list[Message]]) -> str | None:
+    """Where ``history`` holds a writer's messages that are not consecutive and in its order: a
+    suffix of the session holds, of each writer, a run of consecutive messages."""
+    for w, sent in enumerate(writers):
+        indices = [whose(m, writers)[1] for m in history if whose(m, writers)[0] == w]
+        for before, after in zip(indices, indices[1:]):
+            if after != before + 1:
+                return (f"writer {w + 1}'s message #{after + 1} follows its #{before + 1}"
+                        + (f", and its #{before + 2} is missing" if after > before + 1 else ", out of order"))
+    return None
+
+
+def listed(history: list[Message]) -> str:
+    return "\n".join(f"{i + 1:>4}  {m.describe()}" for i, m in enumerate(history))
+
+
+@pytest.mark.real_server(REAL_SERVER)
+def test_concurrent_writers_lose_nothing(memory):
+    """Four writers append 25 messages each to one session at once: every message is there exactly
+    once, and each writer's messages keep their order.
+
+    If this fails with lost messages: append reads the history, changes it and writes it back (GET,
+    parse, append, SET; or LRANGE then DEL and RPUSH), so a writer overwrites what another wrote in
+    between: a lost update. Append with one atomic command (RPUSH), or in a Lua script, or WATCH the
+    key and retry MULTI/EXEC when it changed. If a message is there twice, look for a retry of a
+    write that had already executed."""
+    store = memory.store()
+    writers = burst("race", EACH)
+    memory.concurrently(store, "race", writers)
+    history = store.load("race")
+    appended = [message for sent in writers for message in sent]
+    problem = foreign_or_repeated(history, writers)
+    lost = [message for message in appended if message not in history]
+    if lost:
+        problem = (f"lost {messages(len(lost))} of {len(appended)} appended by {WRITERS} writers at once, first "
+                   f"{lost[0].describe()}: appends that overlap overwrite each other (a lost update)")
+    problem = problem or out_of_run(history, writers)
+    if problem:
+        raise AssertionError(f"{problem}\nthe history ({messages(len(history))}):\n{listed(history)}")
+
+
+@pytest.mark.real_server(REAL_SERVER)
+@pytest.mark.requires("count-window")
+def test_concurrent_writers_keep_the_window(memory, window):
+    """Four writers append at least two windows' worth of messages to one session at once while two
+    readers load it over and over: no reader ever sees more than N messages, or a history that is not
+    a suffix of the session (a writer's messages with a gap); after the burst the session holds
+    exactly the last N (under the suffix policy; at most N under the others).
+
+    If this fails: the trim runs outside the append's transaction (RPUSH, then LTRIM in a second
+    round trip, so a reader in between sees too many), or its range is computed from a length read
+    earlier (LTRIM from the length RPUSH returned: another writer's push moved the list, and the
+    trim cuts a message it should keep). Push and trim in one MULTI/EXEC or Lua script, with LTRIM
+    key -N -1."""
+    store = memory.store(max_messages=window)
+    writers = burst("window", max(EACH, math.ceil(2 * window / WRITERS)))
+    seen = memory.concurrently(store, "window", writers, readers=READERS)
+    for history in seen:
+        problem = foreign_or_repeated(history, writers) or out_of_run(history, writers)
+        if len(history) > window:
+            problem = f"a reader loaded {messages(len(history))} during the burst, over the window of {window}"
+        if problem:
+            raise AssertionError(f"N={window}, while {WRITERS} writers appended: {problem}\n"
+                                 f"that load:\n{listed(history)}")
+    history = store.load("window")
+    wanted = window if memory.window_policy == SUFFIX else None
+    problem = foreign_or_repeated(history, writers) or out_of_run(history, writers)
+    last_missing = [f"writer {w + 1}'s last message" for w, sent in enumerate(writers)
+                    if any(m in history for m in sent) and sent[-1] not in history]
+    if len(history) > window or (wanted is not None and len(history) != wanted):
+        problem = f"the session holds {messages(len(history))}, expected {window}"
+    elif last_missing:
+        problem = f"the session holds older messages of a writer but not {last_missing[0]}"
+    if problem:
+        raise AssertionError(f"N={window}, after {WRITERS} writers appended "
+                             f"{sum(map(len, writers))} messages at once: {problem}\n"
+                             f"the history ({messages(len(history))}):\n{listed(history)}")
+    memory.note(f"N={window}: readers loaded the session {len(seen)} times during the burst")

@@ -1,0 +1,56 @@
+"""Broken stores that are right one append at a time and wrong when appends race: only the
+concurrency scenarios, on a real server, catch them."""
+
+import json
+
+from tests.stores.correct import ListStore
+
+LOSE_NOTHING = "test_concurrent_writers_lose_nothing"
+KEEP_THE_WINDOW = "test_concurrent_writers_keep_the_window"
+
+
+class ReadModifyWrite:
+    """The whole history as one JSON document: GET, parse, append, SET, without WATCH. Two appends
+    that overlap both read the same document, and the later SET drops the other's message (a lost
+    update)."""
+
+    def __init__(self, redis, namespace, ttl):
+        self.redis, self.namespace, self.ttl = redis, namespace, ttl
+
+    def key(self, session_id):
+        return f"{self.namespace}document:{session_id}"
+
+    def append(self, session_id, role, content):
+        history = json.loads(self.redis.get(self.key(session_id)) or "[]")
+        history.append({"role": role, "content": content})
+        self.redis.set(self.key(session_id), json.dumps(history, ensure_ascii=False), ex=self.ttl)
+
+    def get(self, session_id):
+        return json.loads(self.redis.get(self.key(session_id)) or "[]")
+
+    def clear(self, session_id):
+        self.redis.delete(self.key(session_id))
+
+
+class TrimsFromPushedLength(ListStore):
+    """Pushes and sets the TTL in one transaction, then trims in a second round trip, from the length
+    RPUSH returned: ``LTRIM key (length - N) -1``. Between the two, a reader sees more than N
+    messages, and a push by another writer shifts the list, so the stale start cuts a message that
+    should stay."""
+
+    def trim(self, pipe, key):
+        pass
+
+    def append(self, session_id, role, content):
+        key = self.key(session_id)
+        with self.redis.pipeline(transaction=True) as pipe:
+            self.push(pipe, key, self.encode(role, content))
+            self.expire(pipe, key)
+            length = pipe.execute()[0]
+        self.redis.ltrim(key, max(length - self.max_messages, 0), -1)
+
+
+CAUGHT_BY: dict[type, list[str]] = {
+    ReadModifyWrite: [LOSE_NOTHING],
+    TrimsFromPushedLength: [KEEP_THE_WINDOW],
+}
