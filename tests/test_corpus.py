@@ -129,7 +129,8 @@ def test_correct_store_passes(run_suite, spec, corpus_run):
 def test_a_store_following_another_policy_is_told_to_pass_it(run_suite):
     """A correct start-on-user store run under the default policy, suffix, fails both window
     scenarios, and every failure names the policy the store follows."""
-    result = run_suite("--store", "tests.stores.policies:StartOnUserStore", *TOKEN_ARGS, "-k", "count_window or token_window")
+    result = run_suite("--store", "tests.stores.policies:StartOnUserStore", *TOKEN_ARGS,
+                       "-k", "count_window or token_window")
     assert result.exit_code == 1, result.output
     failures = result.summary["failures"]
     assert {f["scenario"] for f in failures} == {policies.COUNT_WINDOW, policies.TOKEN_WINDOW}, result.output
