@@ -13,16 +13,19 @@ UNBOUNDED = 10**11      # a budget above this is the one of a scenario that is n
 
 class RewritesTheWholeHistory(ListStore):
     """Every append reads the whole history back and writes all of it again, trimmed to the
-    window: correct, and quadratic (the 1,000th append moves 1,000 messages)."""
+    window, under WATCH (a concurrent append makes it retry): correct, and quadratic (the 1,000th
+    append moves 1,000 messages)."""
 
     def append(self, session_id, role, content):
         key = self.key(session_id)
-        history = [*map(self.decode, self.read(key)), {"role": role, "content": content}]
-        with self.redis.pipeline(transaction=True) as pipe:
+
+        def rewrite(pipe):
+            history = [*map(self.decode, pipe.lrange(key, 0, -1)), {"role": role, "content": content}]
+            pipe.multi()
             pipe.delete(key)
             pipe.rpush(key, *(self.encode(m["role"], m["content"]) for m in history[-self.max_messages:]))
             self.expire(pipe, key)
-            pipe.execute()
+        self.redis.transaction(rewrite, key)
 
 
 class SleepsInEveryAppend(ListStore):
