@@ -31,6 +31,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import redis
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import NoBackoff
 
 from .redaction import redact_url, url_secrets
 
@@ -88,8 +90,10 @@ class Connection:
             import fakeredis
             cls = fakeredis.FakeAsyncRedis if asynchronous else fakeredis.FakeRedis
             return cls(server=self._fake_server, decode_responses=True)
-        cls = redis.asyncio.Redis if asynchronous else redis.Redis
-        return cls.from_url(url, decode_responses=True)
+        if asynchronous:   # redis-py 8.1's asyncio from_url does not reconnect when the server has closed
+            # an idle connection (the sync pool does, before sending): one retry on a new connection
+            return redis.asyncio.Redis.from_url(url, decode_responses=True, retry=AsyncRetry(NoBackoff(), 1))
+        return redis.Redis.from_url(url, decode_responses=True)
 
     @property
     def admin(self) -> Any:

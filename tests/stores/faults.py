@@ -1,0 +1,64 @@
+"""Broken stores that are right while the connection holds: only the connection-fault scenarios, on a
+real server, catch them."""
+
+import threading
+
+import redis
+
+from tests.stores.correct import ListStore
+
+RECONNECTS = "test_store_reconnects_after_its_connections_are_killed"
+RAISES_WHEN_DOWN = "test_store_raises_when_the_server_is_down"
+
+
+class PinnedConnection(ListStore):
+    """Takes one connection from the client's pool when built and sends its appends on it for its
+    whole life (to skip the pool's checkout), swallowing a connection error as a "best-effort" write.
+    When the server has closed that connection, the next append fails on it unseen and its message
+    is lost (the connection reconnects on the append after). Its calls take turns on the connection,
+    so concurrent appends are safe."""
+
+    def __init__(self, redis, namespace, max_messages, ttl):
+        super().__init__(redis, namespace, max_messages, ttl)
+        self.connection = redis.connection_pool.get_connection()
+        self.lock = threading.Lock()
+
+    def append(self, session_id, role, content):
+        with self.lock:
+            try:
+                self.connection.send_command("RPUSH", self.key(session_id), self.encode(role, content))
+                self.connection.read_response()
+            except redis.ConnectionError:
+                return
+        with self.redis.pipeline(transaction=True) as pipe:
+            self.trim(pipe, self.key(session_id))
+            self.expire(pipe, self.key(session_id))
+            pipe.execute()
+
+
+class ForgetsWhenDown(ListStore):
+    """Loads an empty history when the server cannot be reached, so the conversation goes on (silent
+    amnesia)."""
+
+    def read(self, key):
+        try:
+            return super().read(key)
+        except redis.ConnectionError:
+            return []
+
+
+class BestEffortAppend(ListStore):
+    """Swallows a connection error in append, so the chat goes on as if the message were stored."""
+
+    def append(self, session_id, role, content):
+        try:
+            super().append(session_id, role, content)
+        except redis.ConnectionError:
+            pass
+
+
+CAUGHT_BY: dict[type, list[str]] = {
+    PinnedConnection: [RECONNECTS],
+    ForgetsWhenDown: [RAISES_WHEN_DOWN],
+    BestEffortAppend: [RAISES_WHEN_DOWN],
+}
