@@ -14,6 +14,7 @@ import asyncio
 import faulthandler
 import hashlib
 import inspect
+import multiprocessing
 import os
 import re
 import signal
@@ -21,11 +22,10 @@ import statistics
 import threading
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
-from urllib.parse import urlsplit
 
 import pytest
 import redis
@@ -63,6 +63,77 @@ class TimedAppends:
         return len(self.messages) < self.wanted
 
 
+@dataclass(frozen=True)
+class StoreRecipe:
+    """What :meth:`ScenarioContext.store` builds a store from, but for the client: a store loaded from
+    a ``.py`` path cannot be pickled (its module's name is made up per process), so a writer in a
+    process of its own binds the store again from the settings and builds it from this, with a
+    client of its own (:func:`write_in_process`)."""
+
+    settings: Settings
+    endpoint: Endpoint
+    namespace: str
+    max_messages: int
+    profile: ModelProfile | None     # None: unbounded, counted with the roomy counter
+    ttl: int
+
+    def build(self, binding: StoreBinding, client: Any, counter: TokenCounter, session_id: str | None) -> Any:
+        """A new store instance on ``client``."""
+        __tracebackhide__ = True
+        profile = self.profile or self.settings.profiles[0].unbounded()
+        values = {
+            "redis": client, "redis_url": self.endpoint.store_url, "namespace": self.namespace,
+            "max_messages": self.max_messages, "max_tokens": profile.max_tokens, "count_tokens": counter,
+            "ttl": self.ttl, "profile": profile, "session_id": session_id,
+        }
+        return binding.factory(**binding.build_kwargs(values))
+
+
+def bind(settings: Settings, probe: Any) -> StoreBinding:
+    """Import the store ``settings`` names and bind it (``probe`` builds an instance to inspect, for a
+    factory that is not a class): once in each worker, and again in each writer process."""
+    factory, source = load_object(settings.store_spec, settings.workdir)
+    return bind_store(settings.store_spec, factory, source, settings.method_overrides, probe)
+
+
+def counter_for(settings: Settings, profile: ModelProfile | None) -> TokenCounter:
+    """The counter of ``profile`` as the store is told to count, or, for None, the cheap one of
+    scenarios not about tokens."""
+    if profile is None:
+        return resolve_counter(settings.profiles[0].unbounded(), None, settings.workdir)
+    return resolve_counter(profile, settings.token_counter, settings.workdir)
+
+
+_writer_barrier: Any = None   # in a writer process: the barrier that releases the writers together
+
+
+def prepare_writer_process(barrier: Any) -> None:
+    """A writer process dies with the worker that started it, and waits on ``barrier``."""
+    global _writer_barrier
+    prepare_worker_process()
+    _writer_barrier = barrier
+
+
+def write_in_process(recipe: StoreRecipe, session_id: str, messages: list[Message]) -> None:
+    """One writer of :meth:`ScenarioContext.in_processes`, in a process of its own: bind the store
+    again, build it with a client of its own (on an event loop of its own for an async store), wait
+    for the other writers, append ``messages`` in order, close the store and the client."""
+    connection, counter, clients = Connection(recipe.endpoint), counter_for(recipe.settings, recipe.profile), []
+    with asyncio.Runner() as loop:
+        def adapter(binding: StoreBinding) -> StoreAdapter:
+            client = connection.client(asynchronous=binding.is_async)
+            clients.append(client)
+            return StoreAdapter(binding, lambda sid: recipe.build(binding, client, counter, sid), loop.run)
+
+        store = adapter(bind(recipe.settings, lambda binding: adapter(binding).instance_for(session_id)))
+        instance = store.instance_for(session_id)
+        _writer_barrier.wait()
+        for message in messages:
+            store.add(session_id, message)
+        for resource in (instance, *clients):
+            close_quietly(resource, loop.run)
+
+
 class ScenarioContext:
     """What one scenario gets (fixture ``memory``): stores built afresh by the user's factory, and a
     view of the keys on the scenario's database. The database is flushed when the context is made,
@@ -81,6 +152,7 @@ class ScenarioContext:
         self._loop = asyncio.Runner() if self._binding.is_async else None
         self._stores: list[Any] = []
         self._clients: list[Any] = []
+        self._recipes: dict[StoreAdapter, StoreRecipe] = {}
         self.findings: list[str] = []
         self.reset()
 
@@ -108,32 +180,19 @@ class ScenarioContext:
         profile's own counter only where ``profile`` is given), a TTL of an hour."""
         __tracebackhide__ = True
         counter = self._worker.counters[profile.name] if profile else self._worker.roomy_counter
-        profile = profile or self.profile.unbounded()
+        recipe = StoreRecipe(self._worker.settings, self._connection.endpoint, self.namespace, max_messages,
+                             profile, ttl)
         client = self._connection.client(asynchronous=self._binding.is_async)
         self._clients.append(client)
-        values = {
-            "redis": client, "redis_url": self._connection.url, "namespace": self.namespace,
-            "max_messages": max_messages, "max_tokens": profile.max_tokens,
-            "count_tokens": counter, "ttl": ttl, "profile": profile,
-        }
 
         def build(session_id: str | None) -> Any:
             __tracebackhide__ = True
-            instance = self._binding.factory(**self._binding.build_kwargs({**values, "session_id": session_id}))
+            instance = recipe.build(self._binding, client, counter, session_id)
             self._stores.append(instance)
             return instance
-        return StoreAdapter(self._binding, build, self.run_awaitable, watch=self._worker.calls.watch)
-
-    def store_on(self, url: str, **options: Any) -> StoreAdapter:
-        """A store built as :meth:`store` builds it (``options`` are its arguments), whose client and
-        ``redis_url`` reach ``url`` instead of the scenario's database."""
-        __tracebackhide__ = True
-        scenario_database = self._connection
-        self._connection = Connection(Endpoint(scenario_database.endpoint.kind, url, url))
-        try:
-            return self.store(**options)
-        finally:
-            self._connection = scenario_database
+        store = StoreAdapter(self._binding, build, self.run_awaitable, watch=self._worker.calls.watch)
+        self._recipes[store] = recipe
+        return store
 
     def append_within(self, store: StoreAdapter, session_id: str, messages: list[Message],
                       budget_s: float) -> TimedAppends:
@@ -217,6 +276,27 @@ class ScenarioContext:
             await reading
         return seen
 
+    def in_processes(self, store: StoreAdapter, session_id: str, writers: list[list[Message]]) -> None:
+        """Append each list in ``writers`` to ``session_id`` by a writer in a process of its own
+        (spawned: a worker may hold threads and an event loop, which a fork would copy half-way), as
+        replicas of a service append to one session: each binds the store again and builds it as
+        ``store`` was built, with a client of its own (on an event loop of its own for an async
+        store); a barrier releases them together. A writer's exception is raised, with its traceback
+        in the process as its cause."""
+        __tracebackhide__ = True
+        context = multiprocessing.get_context("spawn")
+        barrier = context.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S)
+        with ProcessPoolExecutor(len(writers), mp_context=context, initializer=prepare_writer_process,
+                                 initargs=(barrier,)) as pool:
+            writing = [pool.submit(write_in_process, self._recipes[store], session_id, messages)
+                       for messages in writers]
+            try:
+                for future in as_completed(writing):
+                    future.result()
+            except BaseException:
+                barrier.abort()   # the others stop waiting for a writer that will not come
+                raise
+
     def reset(self) -> None:
         """Flush the scenario's database (the stateful scenario does so before each example)."""
         __tracebackhide__ = True
@@ -225,18 +305,6 @@ class ScenarioContext:
     def keys(self) -> list[str]:
         __tracebackhide__ = True
         return sorted(self._connection.admin.scan_iter(count=1000))
-
-    def kill_connections(self) -> int:
-        """Close, server-side (CLIENT KILL), every connection of the stores' user on the scenario's
-        database, as a server's idle timeout, a proxy or a failover does; the suite's own connections
-        are spared. Returns how many were killed."""
-        __tracebackhide__ = True
-        admin = self._connection.admin
-        own, db = admin.client_id(), admin.connection_pool.connection_kwargs.get("db", 0)
-        user = urlsplit(self._connection.url).username or "default"
-        doomed = [client["id"] for client in admin.client_list(_type="normal")
-                  if int(client["db"]) == db and client.get("user", user) == user and int(client["id"]) != own]
-        return sum(admin.client_kill_filter(_id=client_id) for client_id in doomed)
 
     def pttl_ms(self, key: str) -> int:
         __tracebackhide__ = True
@@ -322,18 +390,17 @@ class ScenarioWorker:
 
     def _bind(self) -> dict[str, Any]:
         settings = self.settings
-        factory, source = load_object(settings.store_spec, settings.workdir)
         self.connection = Connection(self.endpoint)
-        self.roomy_counter = resolve_counter(settings.profiles[0].unbounded(), None, settings.workdir)
-        self.counters = {p.name: resolve_counter(p, settings.token_counter, settings.workdir)
-                         for p in settings.profiles}
-        self.binding = bind_store(settings.store_spec, factory, source, settings.method_overrides, self._probe)
+        self.roomy_counter = counter_for(settings, None)
+        self.counters = {p.name: counter_for(settings, p) for p in settings.profiles}
+        self.binding = bind(settings, self._probe)
         if (self.endpoint.kind == "fakeredis" and self.binding.accepts("redis_url")
                 and not self.binding.accepts("redis")):
             raise UsageError(f"--store {settings.store_spec!r} connects by redis_url, which fakeredis "
                              "cannot serve: use --redis server or a redis:// URL")
         self.capabilities = detect(self.binding)
-        return {"file": str(source) if source else None, "line": definition_line(factory),
+        source = self.binding.source_file
+        return {"file": str(source) if source else None, "line": definition_line(self.binding.factory),
                 "capabilities": sorted(c.value for c in self.capabilities), "shape": self.binding.shape,
                 "counters": {name: counter.description for name, counter in self.counters.items()}}
 

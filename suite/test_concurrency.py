@@ -2,7 +2,8 @@
 conversation race in production.
 
 The writers share one store object (threads for a sync store, tasks on one event loop for an async
-one) and are released together by a barrier. Each writer appends its own numbered messages, so the
+one), or are processes of their own, each with a store and a client of its own; a barrier releases
+them together. Each writer appends its own numbered messages, so the
 suite can tell whose message went missing, came twice or moved, without knowing the order in which
 the server applied the appends. These scenarios need a real server: fakeredis serialises every
 command in one process, which hides most races.
@@ -63,29 +64,44 @@ def listed(history: list[Message]) -> str:
     return "\n".join(f"{i + 1:>4}  {m.describe()}" for i, m in enumerate(history))
 
 
-@pytest.mark.real_server(REAL_SERVER)
-def test_concurrent_writers_lose_nothing(memory):
-    """Four writers append 25 messages each to one session at once: every message is there exactly
-    once, and each writer's messages keep their order.
-
-    If this fails with lost messages: append reads the history, changes it and writes it back (GET,
-    parse, append, SET; or LRANGE then DEL and RPUSH), so a writer overwrites what another wrote in
-    between: a lost update. Append with one atomic command (RPUSH), or in a Lua script, or WATCH the
-    key and retry MULTI/EXEC when it changed. If a message is there twice, look for a retry of a
-    write that had already executed."""
-    store = memory.store()
-    writers = burst("race", EACH)
-    memory.concurrently(store, "race", writers)
-    history = store.load("race")
+def check_burst(history: list[Message], writers: list[list[Message]], how: str) -> None:
+    """Every message the writers appended is in ``history`` exactly once, each writer's in its order."""
     appended = [message for sent in writers for message in sent]
     problem = foreign_or_repeated(history, writers)
     lost = [message for message in appended if message not in history]
     if lost:
-        problem = (f"lost {messages(len(lost))} of {len(appended)} appended by {WRITERS} writers at once, first "
-                   f"{lost[0].describe()}: appends that overlap overwrite each other (a lost update)")
+        problem = (f"lost {messages(len(lost))} of {len(appended)} appended by {WRITERS} writers at once "
+                   f"({how}), first {lost[0].describe()}: appends that overlap overwrite each other "
+                   "(a lost update)")
     problem = problem or out_of_run(history, writers)
     if problem:
         raise AssertionError(f"{problem}\nthe history ({messages(len(history))}):\n{listed(history)}")
+
+
+@pytest.mark.real_server(REAL_SERVER)
+def test_concurrent_writers_lose_nothing(memory):
+    """Four writers append 25 messages each to one session at once, first as threads sharing one
+    store object (tasks on one event loop for an async store), then as four processes, each with a
+    store and a client of its own (as replicas of a service do; an async store on an event loop of
+    its own): every message is there exactly once, and each writer's messages keep their order.
+
+    If this fails with lost messages: append reads the history, changes it and writes it back (GET,
+    parse, append, SET; or LRANGE then DEL and RPUSH), so a writer overwrites what another wrote in
+    between: a lost update. Append with one atomic command (RPUSH), or in a Lua script, or WATCH the
+    key and retry MULTI/EXEC when it changed. If only the processes lose messages, the store guards
+    its read-modify-write with a lock of its own process (a threading.Lock or asyncio.Lock), which
+    other processes do not see: make the write atomic in Redis instead. If a message is there twice,
+    look for a retry of a write that had already executed. If a writer process raises before
+    appending, the store cannot be built again in a fresh process from --store (it depends on state
+    set up by the process that imported it)."""
+    store = memory.store()
+    threads = burst("race", EACH)
+    memory.concurrently(store, "race", threads)
+    check_burst(store.load("race"), threads,
+                "tasks on one event loop" if store.binding.is_async else "threads sharing one store")
+    processes = burst("process race", EACH)
+    memory.in_processes(store, "process race", processes)
+    check_burst(store.load("process race"), processes, "processes, each with a store of its own")
 
 
 @pytest.mark.real_server(REAL_SERVER)

@@ -2,6 +2,7 @@
 concurrency scenarios, on a real server, catch them."""
 
 import json
+import threading
 
 from tests.stores.correct import ListStore
 
@@ -32,6 +33,18 @@ class ReadModifyWrite:
         self.redis.delete(self.key(session_id))
 
 
+class LocksInItsProcess(ReadModifyWrite):
+    """The read-modify-write append behind a lock of the class: no two threads of one process
+    overlap, so writers sharing the store lose nothing, but each process has a lock of its own, and
+    writers in separate processes (replicas of a service) still overwrite each other."""
+
+    LOCK = threading.Lock()
+
+    def append(self, session_id, role, content):
+        with self.LOCK:
+            super().append(session_id, role, content)
+
+
 class TrimsFromPushedLength(ListStore):
     """Pushes and sets the TTL in one transaction, then trims in a second round trip, from the length
     RPUSH returned: ``LTRIM key (length - N) -1``. Between the two, a reader sees more than N
@@ -52,5 +65,6 @@ class TrimsFromPushedLength(ListStore):
 
 CAUGHT_BY: dict[type, list[str]] = {
     ReadModifyWrite: [LOSE_NOTHING],
+    LocksInItsProcess: [LOSE_NOTHING],
     TrimsFromPushedLength: [KEEP_THE_WINDOW],
 }
