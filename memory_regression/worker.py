@@ -26,6 +26,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_compl
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
+from urllib.parse import urlsplit
 
 import pytest
 import redis
@@ -194,6 +195,17 @@ class ScenarioContext:
         self._recipes[store] = recipe
         return store
 
+    def store_on(self, url: str, **options: Any) -> StoreAdapter:
+        """A store built as :meth:`store` builds it (``options`` are its arguments), whose client and
+        ``redis_url`` reach ``url`` instead of the scenario's database."""
+        __tracebackhide__ = True
+        scenario_database = self._connection
+        self._connection = Connection(Endpoint(scenario_database.endpoint.kind, url, url))
+        try:
+            return self.store(**options)
+        finally:
+            self._connection = scenario_database
+
     def append_within(self, store: StoreAdapter, session_id: str, messages: list[Message],
                       budget_s: float) -> TimedAppends:
         """Append ``messages`` in order until all are in or ``budget_s`` has passed, for a scenario
@@ -305,6 +317,18 @@ class ScenarioContext:
     def keys(self) -> list[str]:
         __tracebackhide__ = True
         return sorted(self._connection.admin.scan_iter(count=1000))
+
+    def kill_connections(self) -> int:
+        """Close, server-side (CLIENT KILL), every connection of the stores' user on the scenario's
+        database, as a server's idle timeout, a proxy or a failover does; the suite's own connections
+        are spared. Returns how many were killed."""
+        __tracebackhide__ = True
+        admin = self._connection.admin
+        own, db = admin.client_id(), admin.connection_pool.connection_kwargs.get("db", 0)
+        user = urlsplit(self._connection.url).username or "default"
+        doomed = [client["id"] for client in admin.client_list(_type="normal")
+                  if int(client["db"]) == db and client.get("user", user) == user and int(client["id"]) != own]
+        return sum(admin.client_kill_filter(_id=client_id) for client_id in doomed)
 
     def pttl_ms(self, key: str) -> int:
         __tracebackhide__ = True
