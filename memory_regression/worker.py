@@ -22,7 +22,7 @@ import statistics
 import threading
 import time
 import traceback
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -108,11 +108,29 @@ def counter_for(settings: Settings, profile: ModelProfile | None) -> TokenCounte
 _writer_barrier: Any = None   # in a writer process: the barrier that releases the writers together
 
 
-def prepare_writer_process(barrier: Any) -> None:
-    """A writer process dies with the worker that started it, and waits on ``barrier``."""
+class WriterFailed(Exception):
+    """The traceback of a writer process's exception, as text: the cause of the exception raised in
+    the worker for it."""
+
+
+def run_writer(barrier: Any, outcomes: Any, recipe: "StoreRecipe", session_id: str, messages: list[Message]) -> None:
+    """A writer process of :meth:`ScenarioContext.in_processes`: it dies with the worker that started
+    it, writes (:func:`write_in_process`), reports None or its exception on ``outcomes``, and ends at
+    once, so that a thread the store left running cannot keep it alive."""
     global _writer_barrier
     prepare_worker_process()
     _writer_barrier = barrier
+    try:
+        write_in_process(recipe, session_id, messages)
+        outcomes.put(None)
+    except BaseException as exc:   # the store's, whatever it is: the worker raises it for the scenario
+        text = "".join(traceback.format_exception(exc))
+        try:
+            outcomes.put((exc, text))
+        except Exception:   # an exception that does not pickle
+            outcomes.put((RuntimeError(f"{type(exc).__name__}: {exc}"), text))
+    finally:
+        os._exit(0)
 
 
 def write_in_process(recipe: StoreRecipe, session_id: str, messages: list[Message]) -> None:
@@ -298,16 +316,24 @@ class ScenarioContext:
         __tracebackhide__ = True
         context = multiprocessing.get_context("spawn")
         barrier = context.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S)
-        with ProcessPoolExecutor(len(writers), mp_context=context, initializer=prepare_writer_process,
-                                 initargs=(barrier,)) as pool:
-            writing = [pool.submit(write_in_process, self._recipes[store], session_id, messages)
-                       for messages in writers]
-            try:
-                for future in as_completed(writing):
-                    future.result()
-            except BaseException:
-                barrier.abort()   # the others stop waiting for a writer that will not come
-                raise
+        outcomes = context.SimpleQueue()   # written at once, before a writer's os._exit
+        processes = [context.Process(target=run_writer, args=(barrier, outcomes, self._recipes[store], session_id,
+                                                                messages), daemon=True) for messages in writers]
+        for process in processes:
+            process.start()
+        try:
+            for _ in processes:   # a writer that hangs is cut off with the worker (the scenario timeout)
+                outcome = outcomes.get()
+                if outcome is not None:
+                    exc, text = outcome
+                    raise exc from WriterFailed(text)
+        except BaseException:
+            barrier.abort()   # the others stop waiting for a writer that will not come
+            raise
+        finally:
+            for process in processes:
+                process.kill()
+                process.join()
 
     def reset(self) -> None:
         """Flush the scenario's database (the stateful scenario does so before each example)."""
