@@ -198,11 +198,13 @@ def _parent_death_signal() -> Any:
     return lambda: prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
 
 
-def die_with_parent() -> None:
-    """Make this process die when the process that started it does (Linux; a no-op elsewhere)."""
+def die_with_parent(parent: int | None = None) -> None:
+    """Make this process die when the process that started it does (Linux; a no-op elsewhere).
+    ``parent``, that process's pid, catches a parent that died before this process got here (a
+    spawned child arrives only after its start-up)."""
     arm = _parent_death_signal()
     if arm is not None:
-        parent = os.getppid()
+        parent = parent or os.getppid()
         arm()
         if os.getppid() != parent:   # the parent died before the signal was armed
             os._exit(1)

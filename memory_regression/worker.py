@@ -113,12 +113,13 @@ class WriterFailed(Exception):
     the worker for it."""
 
 
-def run_writer(barrier: Any, outcomes: Any, recipe: "StoreRecipe", session_id: str, messages: list[Message]) -> None:
+def run_writer(worker: int, barrier: Any, outcomes: Any, recipe: "StoreRecipe", session_id: str,
+               messages: list[Message]) -> None:
     """A writer process of :meth:`ScenarioContext.in_processes`: it dies with the worker that started
     it, writes (:func:`write_in_process`), reports None or its exception on ``outcomes``, and ends at
     once, so that a thread the store left running cannot keep it alive."""
     global _writer_barrier
-    prepare_worker_process()
+    prepare_worker_process(parent=worker)
     _writer_barrier = barrier
     try:
         write_in_process(recipe, session_id, messages)
@@ -317,8 +318,9 @@ class ScenarioContext:
         context = multiprocessing.get_context("spawn")
         barrier = context.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S)
         outcomes = context.SimpleQueue()   # written at once, before a writer's os._exit
-        processes = [context.Process(target=run_writer, args=(barrier, outcomes, self._recipes[store], session_id,
-                                                                messages), daemon=True) for messages in writers]
+        processes = [context.Process(target=run_writer, args=(os.getpid(), barrier, outcomes, self._recipes[store],
+                                                                session_id, messages), daemon=True)
+                     for messages in writers]
         for process in processes:
             process.start()
         try:
@@ -387,9 +389,10 @@ FINDINGS_KEY = pytest.StashKey[list]()
 FINDINGS_PER_SCENARIO = 20
 
 
-def prepare_worker_process() -> None:
-    """A worker dies with the runner, and leaves Ctrl-C to it."""
-    die_with_parent()
+def prepare_worker_process(parent: int | None = None) -> None:
+    """A worker (or a writer process it spawned, given its pid as ``parent``) dies with the process
+    that started it, and leaves Ctrl-C to the runner."""
+    die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
