@@ -175,6 +175,7 @@ class ScenarioContext:
         self._recipes: dict[StoreAdapter, StoreRecipe] = {}
         self.findings: list[str] = []
         self.reset()
+        self._first_client_id = self._connection.admin.client_id()   # see kill_connections
 
     def has(self, capability: Capability) -> bool:
         return capability in self.capabilities
@@ -354,8 +355,11 @@ class ScenarioContext:
         admin = self._connection.admin
         own, db = admin.client_id(), admin.connection_pool.connection_kwargs.get("db", 0)
         user = urlsplit(self._connection.url).username or "default"
+        # Redis numbers connections in order: those opened before this scenario began (the runner's
+        # health check, another process's) are not its stores'
         doomed = [client["id"] for client in admin.client_list(_type="normal")
-                  if int(client["db"]) == db and client.get("user", user) == user and int(client["id"]) != own]
+                  if int(client["db"]) == db and client.get("user", user) == user and int(client["id"]) != own
+                  and int(client["id"]) > self._first_client_id]
         return sum(admin.client_kill_filter(_id=client_id) for client_id in doomed)
 
     def pttl_ms(self, key: str) -> int:
