@@ -104,15 +104,16 @@ def wait_for_handlers(pid: int, within_s: float = 10.0) -> None:
     """Wait until the runner's signal handlers are installed (its first line does so): a signal sent
     while the interpreter is still starting (slowed by a loaded machine) cannot be handled by any
     tool. SIGTERM tells: the interpreter catches SIGINT from the start, SIGTERM only once the runner
-    installed its handlers for both."""
+    installed its handlers for both. A runner that has finished (it ignores signals as it exits, or
+    has exited and is not reaped yet) has nothing more to wait for."""
     deadline = time.monotonic() + within_s
+    bit = 1 << (signal.SIGTERM - 1)
     while time.monotonic() < deadline:
         try:
-            status = Path(f"/proc/{pid}/status").read_text()
+            status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
         except OSError:
             return
-        caught = int(next(line for line in status.splitlines() if line.startswith("SigCgt:")).split()[1], 16)
-        if caught & (1 << (signal.SIGTERM - 1)):
+        if status["State"].split()[0] in ("Z", "X") or (int(status["SigCgt"], 16) | int(status["SigIgn"], 16)) & bit:
             return
         time.sleep(0.005)
 
