@@ -177,6 +177,11 @@ class ScenarioContext:
         self.reset()
         self._first_client_id = self._connection.admin.client_id()   # see kill_connections
 
+    @property
+    def url(self) -> str:
+        """The scenario database's URL, as stores are given it."""
+        return self._connection.url
+
     def has(self, capability: Capability) -> bool:
         return capability in self.capabilities
 
@@ -360,7 +365,11 @@ class ScenarioContext:
         doomed = [client["id"] for client in admin.client_list(_type="normal")
                   if int(client["db"]) == db and client.get("user", user) == user and int(client["id"]) != own
                   and int(client["id"]) > self._first_client_id]
-        return sum(admin.client_kill_filter(_id=client_id) for client_id in doomed)
+        killed = sum(admin.client_kill_filter(_id=client_id) for client_id in doomed)
+        if self._loop is not None:   # a service's event loop runs between requests and reads the server's
+            # close of an idle connection then; the scenario's runs only during the store's calls
+            self.run_awaitable(asyncio.sleep(0))
+        return killed
 
     def pttl_ms(self, key: str) -> int:
         __tracebackhide__ = True

@@ -9,6 +9,7 @@ from tests.stores.correct import ListStore
 
 RECONNECTS = "test_store_reconnects_after_its_connections_are_killed"
 RAISES_WHEN_DOWN = "test_store_raises_when_the_server_is_down"
+LOST_REPLY = "test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost"
 
 
 class PinnedConnection(ListStore):
@@ -57,8 +58,26 @@ class BestEffortAppend(ListStore):
             pass
 
 
+class RetriesAppend(ListStore):
+    """Sends an append again when it meets a connection error, up to 3 times, then raises: right when
+    the connection died before the write, and when the server is down; but when the reply to a write
+    that had executed was lost, the message is stored twice. Killed idle connections never reach its
+    loop: the client's pool replaces them before sending."""
+
+    ATTEMPTS = 3
+
+    def append(self, session_id, role, content):
+        for attempt in range(self.ATTEMPTS):
+            try:
+                return super().append(session_id, role, content)
+            except redis.ConnectionError:
+                if attempt == self.ATTEMPTS - 1:
+                    raise
+
+
 CAUGHT_BY: dict[type, list[str]] = {
     PinnedConnection: [RECONNECTS],
     ForgetsWhenDown: [RAISES_WHEN_DOWN],
     BestEffortAppend: [RAISES_WHEN_DOWN],
+    RetriesAppend: [LOST_REPLY],
 }
