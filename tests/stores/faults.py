@@ -4,6 +4,7 @@ real server, catch them."""
 import threading
 
 import redis
+from redis.connection import parse_url
 
 from tests.stores.correct import ListStore
 
@@ -75,9 +76,24 @@ class RetriesAppend(ListStore):
                     raise
 
 
+class ClientRetries(ListStore):
+    """Builds its own client from ``redis_url`` with redis-py's constructor, as applications often do
+    (``redis.Redis(host=..., port=...)``), whose default retry (10 times in redis-py 8.1, with
+    backoff) sends a command again on a new connection when its reply was lost: that message is
+    stored twice. The retries also replace a killed connection, and end in the error while the server
+    is down, after seconds of backoff (7.5 s for the append and the load of that scenario, measured)."""
+
+    def __init__(self, redis_url, namespace, max_messages, ttl):
+        super().__init__(redis.Redis(**parse_url(redis_url), decode_responses=True), namespace, max_messages, ttl)
+
+    def close(self):
+        self.redis.close()
+
+
 CAUGHT_BY: dict[type, list[str]] = {
     PinnedConnection: [RECONNECTS],
     ForgetsWhenDown: [RAISES_WHEN_DOWN],
     BestEffortAppend: [RAISES_WHEN_DOWN],
     RetriesAppend: [LOST_REPLY],
+    ClientRetries: [LOST_REPLY],
 }
