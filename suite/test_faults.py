@@ -105,7 +105,9 @@ def _blind_retry(message: Message, copies: int, lost: str) -> str:
     return (f"{message.describe()} is stored {copies} times {lost}: the append was sent again, a blind retry of "
             "a non-idempotent write, by the store's own retry loop or by its client (redis-py's Redis(host=..., "
             "port=...) re-sends a command whose reply was lost, up to 10 times by default in redis-py 8.1: "
-            "retry=Retry(ExponentialWithJitterBackoff(...), 10); Redis.from_url does not). Make the append "
+            "retry=Retry(ExponentialWithJitterBackoff(...), 10); Redis.from_url does not; and redis-py's "
+            "Redis.transaction() runs a watched transaction again when the connection died during its EXEC, "
+            "which redis-py reports as a WatchError). Make the append "
             "idempotent (an id per message, written once: a script or SET NX that skips an id already stored) or "
             "let it raise: disable retries for it (retry=Retry(NoBackoff(), 0))")
 
@@ -129,7 +131,9 @@ def test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost(memor
 
     If a message is stored twice: the append was sent again after its reply was lost, a blind
     retry. Either the store retries on a connection error, or its client does (redis-py's
-    ``Redis(host=..., port=...)`` does by default, ``Redis.from_url`` does not). A store cannot
+    ``Redis(host=..., port=...)`` does by default, ``Redis.from_url`` does not), or it appends
+    through redis-py's ``Redis.transaction()``, which retries every WatchError, and redis-py raises
+    one when the connection dies during a watched EXEC. A store cannot
     know whether a write whose reply was lost was executed: make the append idempotent (an id per
     message, written once by a script) or let the error through to the caller. If the message is
     missing although append returned: the store swallowed the error."""

@@ -90,10 +90,28 @@ class ClientRetries(ListStore):
         self.redis.close()
 
 
+class RetriesItsTransaction(ListStore):
+    """Appends under WATCH through redis-py's ``Redis.transaction()``, which runs the transaction again
+    on every WatchError; redis-py raises one too when the connection dies during a watched EXEC, so a
+    lost EXEC reply stores the message twice. Killed idle connections are replaced by the pool before
+    WATCH, and while the server is down WATCH itself raises."""
+
+    def append(self, session_id, role, content):
+        key = self.key(session_id)
+
+        def push(pipe):
+            pipe.multi()
+            self.push(pipe, key, self.encode(role, content))
+            self.trim(pipe, key)
+            self.expire(pipe, key)
+        self.redis.transaction(push, key)
+
+
 CAUGHT_BY: dict[type, list[str]] = {
     PinnedConnection: [RECONNECTS],
     ForgetsWhenDown: [RAISES_WHEN_DOWN],
     BestEffortAppend: [RAISES_WHEN_DOWN],
     RetriesAppend: [LOST_REPLY],
     ClientRetries: [LOST_REPLY],
+    RetriesItsTransaction: [LOST_REPLY],
 }
