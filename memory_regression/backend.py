@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import inspect
 import os
 import secrets
 import shutil
@@ -31,9 +32,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import redis
+from redis.asyncio.connection import AbstractConnection as AsyncConnection
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
-from redis.maint_notifications import MaintNotificationsConfig
 from redis.retry import Retry
 
 from .redaction import redact_url, url_secrets
@@ -100,11 +101,12 @@ class Connection:
         # is sent, by the pool's check that a connection it hands out has nothing to read: the sync
         # pool sees the close on the socket; the asyncio pool sees it once the event loop has read it
         # (ScenarioContext.kill_connections lets the loop run, as a service's loop runs between
-        # requests), and only with maintenance notifications off, the default "auto" of RESP3 turning
-        # the check off.
+        # requests), and in redis-py 8.1.0 only with maintenance notifications off: their default
+        # "auto" under RESP3 turns the check off, so the first command after the server closed an idle
+        # connection fails (redis/redis-py#4252, fixed by #4260 after 8.1.0).
         if asynchronous:
             return redis.asyncio.Redis.from_url(url, decode_responses=True, retry=AsyncRetry(NoBackoff(), 0),
-                                                maint_notifications_config=MaintNotificationsConfig(enabled=False))
+                                                **_without_maintenance_notifications())
         return redis.Redis.from_url(url, decode_responses=True, retry=Retry(NoBackoff(), 0))
 
     @property
@@ -172,6 +174,15 @@ class Backend:
         if self._workdir:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
+
+
+def _without_maintenance_notifications() -> dict[str, Any]:
+    """What turns an asyncio client's maintenance notifications off, where it has them (redis-py 8.1
+    and later; earlier ones lack the module or, before 8.1, the asyncio option)."""
+    if "maint_notifications_config" not in inspect.signature(AsyncConnection.__init__).parameters:
+        return {}
+    from redis.maint_notifications import MaintNotificationsConfig
+    return {"maint_notifications_config": MaintNotificationsConfig(enabled=False)}
 
 
 def _with_db(url: str, db: int) -> str:
