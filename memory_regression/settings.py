@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .contract import UsageError
+from .groups import DEFAULT, parse_groups
 from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_profiles
 from .redaction import redact_url
 from .reference import SUFFIX_NAME, Rule, WindowPolicy
@@ -52,6 +53,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--token-counter", None,
            "count tokens as your store does: chars, words, approx, a tiktoken encoding, or "
            "module:function / file.py:function (the whole per-message cost)", "COUNTER"),
+    Option("--groups", DEFAULT, "scenario groups to run, comma-separated: names (core, count-window, "
+           "concurrency, ...; --list shows them), all, default, or -name to leave one out "
+           "(default,-concurrency)", "GROUPS"),
     Option("--redis", "auto", "auto (private server, else fakeredis with a warning), server, "
            "fakeredis, or a redis:// URL", "BACKEND"),
     Option("--allow-flush", False, "let the suite flush a non-empty database of --redis URL",
@@ -93,6 +97,7 @@ class Settings:
     store_spec: str
     window_sizes: tuple[int, ...]
     window_policy: WindowPolicy
+    groups: tuple[str, ...]
     profiles: tuple[ModelProfile, ...]
     token_counter: str | None
     redis_choice: str
@@ -119,6 +124,7 @@ class Settings:
             store_spec=store,
             window_sizes=parse_window_sizes(values["window_sizes"]),
             window_policy=parse_window_policy(values["window_policy"]),
+            groups=parse_groups(values["groups"]),
             profiles=tuple(profiles),
             token_counter=counter,
             redis_choice=str(values["redis"]),

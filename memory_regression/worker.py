@@ -37,7 +37,8 @@ from .contract import Message, StoreAdapter, StoreBinding, UsageError, bind_stor
 from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .redaction import Redactor
 from .reference import HistoryMismatch
-from .results import LISTED_NOT_RUN, Status, scenario_group
+from .groups import scenario_group
+from .results import LISTED_NOT_RUN, Status
 from .settings import ROOMY_TTL_S, WINDOWLESS, Settings
 from .supervisor import CallPage, call_page_path
 
@@ -482,7 +483,12 @@ class ScenarioWorker:
 
     # -- collection -------------------------------------------------------------------------------
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
-        return True if self.aborted else None
+        """Nothing more once the run was aborted; of the suite's files, only the chosen groups'."""
+        if self.aborted:
+            return True
+        if collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
+            return scenario_group(collection_path.name) not in self.settings.groups or None
+        return None
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         sizes, profiles = self.settings.window_sizes, self.settings.profiles
