@@ -49,6 +49,8 @@ BUDGET_SHARE = 4                 # a scenario's time budget is at most this part
 GROWTH_SAMPLES = 50              # appends needed before a growth of their time is judged
 GROWTH_RATIO = 3                 # the last tenth of the appends against the first: a growth from this factor
 RELEASE_POLL_S = 0.002          # how often readers look whether writer processes were released
+# a connection whose last command is one of these has not yet chosen its database (CLIENT LIST's cmd)
+HANDSHAKE_COMMANDS = frozenset({"NULL", "hello", "auth", "client|setinfo", "client|setname", "client|setlib"})
 BARRIER_TIMEOUT_S = 10           # a writer or reader not started by then breaks a concurrency scenario's start
 GROWTH_FLOOR_S = 0.001           # and by at least this much per append (a fast store's append takes a tenth)
 
@@ -391,10 +393,11 @@ class ScenarioContext:
         own, db = admin.client_id(), admin.connection_pool.connection_kwargs.get("db", 0)
         user = urlsplit(self._connection.url).username or "default"
         # Redis numbers connections in order: those opened before this scenario began (the runner's
-        # health check, another process's) are not its stores'
+        # health check, another process's) are not its stores'. A connection still in its handshake
+        # is on database 0 whichever database it is about to SELECT: another worker's, spared.
         doomed = [client["id"] for client in admin.client_list(_type="normal")
                   if int(client["db"]) == db and client.get("user", user) == user and int(client["id"]) != own
-                  and int(client["id"]) > self._first_client_id]
+                  and int(client["id"]) > self._first_client_id and client.get("cmd") not in HANDSHAKE_COMMANDS]
         return sum(admin.client_kill_filter(_id=client_id) for client_id in doomed)
 
     def pttl_ms(self, key: str) -> int:

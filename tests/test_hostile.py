@@ -17,11 +17,8 @@ GRACE_S = 2                # a hung call's scenario ends within CALL_TIMEOUT and
 TIMEOUT = "4"              # the scenario timeout where it is the subject: long enough for every correct scenario
 # the stateful scenario is left out where it is not the subject: on a machine loaded by the tests
 # running beside it, it can take longer than TIMEOUT
-# the whole-suite runs below leave out the stateful scenario (its shrinking is slow) and the faults
-# group: once, right after a worker was cut off, the next faults scenario's setup failed with
-# "Connection closed by server", which is not understood yet (see the note on issue 9)
-NOT_STATEFUL = ("-k", "not stateful and not faults")
-ALL_BUT_ONE = {"total": 26, "passed": 18, "failed": 1, "skipped": 7, "errors": 0}
+NOT_STATEFUL = ("--groups", "-stateful")
+ALL_BUT_ONE = {"total": 28, "passed": 20, "failed": 1, "skipped": 7, "errors": 0}
 
 
 def hostile(name):
@@ -64,7 +61,7 @@ def test_a_store_that_takes_its_worker_down_fails_only_that_scenario(run_suite, 
         assert where in failure["details"] and "tests/stores/hostile.py" in failure["details"], failure
     assert summary["totals"] == ALL_BUT_ONE, "the scenarios after the crash did not all run"
     cases = {case.name: case for suite in JUnitXml.fromfile(str(result.report_dir / "junit.xml")) for case in suite}
-    assert len(cases) == 26 and in_junit in cases[ROUND_TRIP].result[0].message
+    assert len(cases) == ALL_BUT_ONE["total"] and in_junit in cases[ROUND_TRIP].result[0].message
     assert f"{ROUND_TRIP}</td>" in (result.report_dir / "report.html").read_text(encoding="utf-8")
 
 
@@ -95,8 +92,11 @@ def test_a_hang_in_the_stateful_scenario_ends_it_at_once(run_suite):
 def test_a_correct_store_slow_as_its_history_grows_passes_with_a_finding(run_suite):
     """A store whose append rewrites the whole history is slow, not hung: it passes every
     scenario; the no-silent-cap scenario stops at its budget (a quarter of the scenario timeout
-    here, 2 s) and says how far it got and how the append time grew."""
-    result = run_suite("--store", slow("RewritesTheWholeHistory"), "--scenario-timeout", "8")
+    here, 2 s) and says how far it got and how the append time grew. The concurrency and stateful
+    groups are left out: their hundreds of rewrites (retried under WATCH when writers race) take
+    longer than the short scenario timeout on a loaded machine."""
+    result = run_suite("--store", slow("RewritesTheWholeHistory"), "--scenario-timeout", "8",
+                       "--groups", "-concurrency,-stateful")
     assert result.exit_code == 0, result.output
     assert result.summary["totals"]["failed"] == 0
     no_cap = next(r for r in result.summary["results"] if r["scenario"] == NO_CAP)
