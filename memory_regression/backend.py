@@ -180,8 +180,8 @@ class Backend:
 
 def _with_db(url: str, db: int) -> str:
     parts = urlsplit(url)
-    if parts.scheme == "unix":   # unix:///path/to/socket?db=N
-        return parts._replace(query=f"db={db}").geturl()
+    if parts.scheme == "unix":   # unix:///path/to/socket?db=N (urlunsplit would drop the empty host's //)
+        return f"{url.partition('?')[0]}?db={db}"
     return parts._replace(path=f"/{db}").geturl()
 
 

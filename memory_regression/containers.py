@@ -19,16 +19,17 @@ How the server's command line is found from the image's configuration (``docker 
 3. any other image (a plain Debian with the server installed) runs the first of ``valkey-server``,
    ``redis-server``, ``redis-stack-server`` found on the image's PATH.
 
-The container carries the label ``memory-regression.engine`` and is removed when the run ends,
-however it ends: the run removes it, and a watcher process (its own session, so Ctrl-C does not
-reach it) removes it when the runner's end of a pipe closes, which happens even when the runner is
-killed with SIGKILL. testcontainers' own reaper (Ryuk) is an image to pull; it is left off unless
+The container carries the label ``memory-regression.engine=<the runner's pid>`` and is removed when
+the run ends, however it ends: the run removes it, and a watcher process started before it (in its
+own session, so Ctrl-C does not reach it) removes the container labelled with its token when the
+runner's end of a pipe closes, which happens even when the runner is killed with SIGKILL. testcontainers' own reaper (Ryuk) is an image to pull; it is left off unless
 ``TESTCONTAINERS_RYUK_DISABLED`` says otherwise.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -46,9 +47,11 @@ SERVER_ARGS = ("--port", "0", "--unixsocket", f"{SOCKET_DIR}/{SOCKET_NAME}", "--
 SERVER_BINARIES = ("valkey-server", "redis-server", "redis-stack-server")
 FIND_SERVER = ('for server in ' + " ".join(SERVER_BINARIES) + '; do command -v "$server" >/dev/null && '
                'exec "$server" "$@"; done; echo "no ' + ", ".join(SERVER_BINARIES) + ' in this image" >&2; exit 127')
-# the watcher: waits for the runner's end of its stdin to close, then removes the container
-WATCHER = ("import sys\nsys.stdin.buffer.read()\ntry:\n    import docker\n"
-           "    docker.from_env().containers.get(sys.argv[1]).remove(force=True)\nexcept Exception:\n    pass\n")
+# the watcher: waits for the runner's end of its stdin to close, then removes the container labelled
+# with its token (labelled before it is created, so a runner killed in between leaves nothing either)
+WATCHER = ("import sys\nsys.stdin.buffer.read()\ntry:\n    import docker\n    api = docker.from_env().api\n"
+           "    for found in api.containers(all=True, filters={'label': sys.argv[1]}):\n"
+           "        api.remove_container(found['Id'], force=True)\nexcept Exception:\n    pass\n")
 
 
 def server_command(config: dict[str, Any]) -> dict[str, Any]:
@@ -98,7 +101,7 @@ class ServerContainer:
     def stop(self) -> None:
         try:
             self.container.stop()   # removed, forcibly
-        except Exception:   # removed already (the watcher, or by hand)
+        except Exception:   # never created, or removed already (by hand)
             pass
         if self.watcher.stdin is not None:
             self.watcher.stdin.close()   # the watcher's signal: it removes nothing more and ends
@@ -147,28 +150,25 @@ def start_container_server(image: str) -> Backend:
     start = server_command(image_config(client, image))
     from testcontainers.core.container import DockerContainer
 
+    token = secrets.token_hex(8)
+    watcher = subprocess.Popen([sys.executable, "-c", WATCHER, f"{LABEL}.token={token}"],
+                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)   # Ctrl-C does not reach it
     workdir = tempfile.mkdtemp(prefix="memory-regression-engine-")
     os.chmod(workdir, 0o777)   # noqa: S103 (the image's server user, whichever uid it has, makes its socket here)
     container = (DockerContainer(image)
                  .with_volume_mapping(workdir, SOCKET_DIR, "rw")
-                 .with_kwargs(network=None, network_mode="none", labels={LABEL: str(os.getpid())},
-                              entrypoint=start.get("entrypoint")))
+                 .with_kwargs(network=None, network_mode="none", entrypoint=start.get("entrypoint"),
+                              labels={LABEL: str(os.getpid()), f"{LABEL}.token": token}))
+    server = ServerContainer(image, container, watcher, workdir)
     container.with_command(start["command"])
     for name, value in start.get("environment", {}).items():
         container.with_env(name, value)
     try:
         container.start()
     except Exception as exc:
-        shutil.rmtree(workdir, ignore_errors=True)
-        try:
-            container.stop()
-        except Exception:   # it was never created
-            pass
+        server.stop()
         raise BackendError(f"--redis image:{image}: the container could not be started: {exc}") from None
-    watcher = subprocess.Popen([sys.executable, "-c", WATCHER, container.get_wrapped_container().id],
-                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
-    server = ServerContainer(image, container, watcher, workdir)
     url = f"unix://{workdir}/{SOCKET_NAME}?db=0"
     backend = Backend("server", url, "", max_workers=16, _container=server)
     short_id = container.get_wrapped_container().short_id
