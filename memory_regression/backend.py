@@ -43,6 +43,7 @@ from .redaction import redact_url, url_secrets
 SERVER_BINARIES = ("redis-server", "valkey-server")
 START_TIMEOUT_S = 10.0
 HEALTH_TIMEOUT_S = 2.0
+IMAGE_PREFIX = "image:"     # --redis image:NAME: the server of a container image (.containers)
 SUITE_USER = "memory-regression-suite"
 # what a store may not run on the private server: each would destroy the suite's server or data
 FORBIDDEN_COMMANDS = ("flushall", "flushdb", "shutdown", "debug", "config", "swapdb", "save", "bgsave",
@@ -387,9 +388,6 @@ def open_backend(choice: str, allow_flush: bool) -> Backend:
     return connect_url(choice, allow_flush)
 
 
-IMAGE_PREFIX = "image:"
-ENGINE_KEYWORDS = ("server", "valkey", "fakeredis")
-
 
 def engine_names(choice: str) -> list[tuple[str, str]]:
     """``--redis`` as (name, choice) pairs, one per engine, in the order given. One engine has the
@@ -448,10 +446,6 @@ class Engines:
         return len(self.engines)
 
     @property
-    def first(self) -> Backend:
-        return self.engines[0].backend
-
-    @property
     def max_workers(self) -> int:
         return min(engine.backend.max_workers for engine in self.engines)
 
@@ -462,7 +456,7 @@ class Engines:
     @property
     def description(self) -> str:
         if len(self.engines) == 1:
-            return self.first.description
+            return self.engines[0].backend.description
         return "; ".join(f"{engine.name}: {engine.backend.description}" for engine in self.engines)
 
     @property
