@@ -10,7 +10,7 @@ import html
 from typing import Any
 
 from .reference import Listing, messages
-from .reports import differs, engines_line, headline
+from .reports import engines_line, headline, verdicts_differ
 from .results import NO_POINT, RunSummary, ScenarioResult, Status
 
 STYLE = """<style>
@@ -24,7 +24,7 @@ STYLE = """<style>
 .memory-matrix .failed, .memory-matrix .error {color: #b00; font-weight: bold}
 .memory-matrix .skipped {color: #888}
 .memory-warning {color: #b00}
-.memory-differs {border-left: 8px solid #b00; background: #fbeaea; padding: 4px 12px; margin: 8px 0}
+.memory-differs {border-left: 8px solid #b00; background: #fbeaea; padding: 4px 12px; margin: 8px 0; color: black}
 .memory-matrix td.differs {background: #fdd}
 .memory-matrix .engine {margin-right: 6px}
 .memory-verdict, .memory-diagnosis, .memory-diagnosis pre, .logwrapper .log
@@ -86,7 +86,7 @@ def _cell(cell: Any, several: bool) -> str:
         return "<td class='none'></td>"
     if not several:
         return f"<td class='{cell}'>{cell}</td>"
-    marked = " differs" if differs(cell) else ""
+    marked = " differs" if verdicts_differ(cell) else ""
     return (f"<td class='engines{marked}'>" + "".join(
         f"<span class='engine {outcome}' title='{html.escape(engine)}'>{outcome}</span>"
         for engine, outcome in cell.items()) + "</td>")

@@ -129,10 +129,10 @@ def engine_cell(cell: dict[str, Outcome], words: dict[Outcome, str], separator: 
     """A matrix cell of a run on several engines: the outcome on each, in the engines' order, marked
     when the engines disagree on the verdict."""
     text = separator.join(words[outcome] for outcome in cell.values())
-    return f"{DIFFERS_MARK}{text}" if differs(cell) else text
+    return f"{DIFFERS_MARK}{text}" if verdicts_differ(cell) else text
 
 
-def differs(cell: dict[str, Outcome]) -> bool:
+def verdicts_differ(cell: dict[str, Outcome]) -> bool:
     outcomes = set(cell.values())
     return Outcome.PASSED in outcomes and bool(outcomes & {Outcome.FAILED, Outcome.ERROR})
 

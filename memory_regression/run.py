@@ -320,9 +320,9 @@ class SuiteRun:
                 return Status.PASSED, None
             differences = self.summary.engine_differences() if self.summary.engines else []
             if differences:
-                return Status.FAILED, (f"the engines differ on {len(differences)} scenarios: "
-                                       + "; ".join(f"{d['case']} {d['message']}" for d in differences[:3])
-                                       + ("; ..." if len(differences) > 3 else ""))
+                first = differences[0]
+                return Status.FAILED, (f"the engines differ on {len(differences)} scenarios: {first['case']} "
+                                       f"{first['message']}" + ("; ..." if len(differences) > 1 else ""))
             return Status.FAILED, None
         return Status.USAGE_ERROR, f"pytest stopped with exit status {exitstatus}"
 

@@ -8,7 +8,6 @@ Docker engine answers (they fail instead with REQUIRE_DOCKER=1, as in CI).
 """
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -139,9 +138,10 @@ def test_an_image_that_is_not_here_is_a_usage_error(run_suite, test_images):
     assert "the image is not here and could not be pulled" in result.summary["message"]
 
 
-def test_the_container_is_removed_when_the_runner_is_killed(test_images, tmp_path):
-    """SIGKILL leaves the runner no time to remove anything: the watcher, which sees its pipe close,
-    removes the container."""
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_the_container_is_removed_however_the_run_ends(test_images, tmp_path, signum):
+    """Ctrl-C: the run removes it on its way out (exit 130). SIGKILL leaves the runner no time to
+    remove anything: the watcher, which sees its pipe close, does."""
     process = subprocess.Popen([sys.executable, str(ENTRYPOINT), "--store", GOOD, "--redis", f"image:{VALKEY_IMAGE}",
                                 "--report-dir", str(tmp_path / "reports")],
                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -152,8 +152,11 @@ def test_the_container_is_removed_when_the_runner_is_killed(test_images, tmp_pat
             time.sleep(0.05)
         [container] = engine_containers(test_images, process.pid)
     finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        process.send_signal(signum)
+        status = process.wait(timeout=60)
+    if signum == signal.SIGINT:
+        assert status == 130
+        assert json.loads((tmp_path / "reports" / "summary.json").read_text())["status"] == "interrupted"
     deadline = time.monotonic() + 15
     while engine_containers(test_images, process.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
