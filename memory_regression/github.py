@@ -67,7 +67,7 @@ def inputs_as_args(environ: Mapping[str, str], flags: list[tuple[str, bool]],
             if value.lower() == "true":
                 args.append(flag)
         else:
-            args += [flag, value]
+            args.append(f"{flag}={value}")   # a value may start with '-' (-concurrency, -r file)
     return args, shlex.split(input_value(environ, "pytest-args"))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from .groups import describe_groups
 from .reference import Listing, messages
 from .reports import engines_line, headline, verdicts_differ
 from .results import NO_POINT, RunSummary, ScenarioResult, Status
@@ -44,7 +45,8 @@ def html_summary(summary: RunSummary) -> list[str]:
     pytest-html's "N tests took" line: that counts only passes and failures, not skips and errors),
     the run's facts, the matrix and a legend for it."""
     items = [("Store", summary.store), ("Shape", summary.shape), ("Capabilities", ", ".join(summary.capabilities)),
-             ("Conformance level", summary.conformance_level), ("Redis", summary.backend)]
+             ("Conformance level", summary.conformance_level), ("Redis", summary.backend),
+             ("Groups", describe_groups(summary.groups) if summary.groups else None)]
     items += [(f"Profile {p['name']}", f"budget {p['max_tokens']} tokens, counter {p['counter']}")
               for p in summary.profiles]
     kind = summary.status.value if summary.status in (Status.PASSED, Status.FAILED) else "other"

@@ -20,6 +20,7 @@ import pytest
 
 from . import reports
 from .contract import UsageError
+from .groups import suite_directory
 from .interrupts import INTERRUPTS
 from .redaction import Redactor
 from .results import RunSummary, Status
@@ -28,14 +29,6 @@ from .settings import SUITE_OPTIONS, Settings
 from .supervisor import WorkerChannel, dump_path
 from .worker import ScenarioWorker, prepare_worker_process
 
-
-
-def suite_directory() -> Path:
-    try:
-        from . import suite  # installed: the suite ships as memory_regression.suite
-        return Path(suite.__file__).resolve().parent
-    except ImportError:  # a checkout: suite/ beside the package
-        return Path(__file__).resolve().parent.parent / "suite"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

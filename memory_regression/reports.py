@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .capabilities import REGISTRY
 from .contract import UsageError
+from .groups import describe_groups
 from .redaction import Redactor
 from .results import LISTED_NOT_RUN, NO_POINT, Outcome, RunSummary
 
@@ -165,6 +166,7 @@ def render_markdown(summary: RunSummary) -> str:
         f"- Redis: {_md_escape(summary.backend or 'not started')}",
         f"- Window sizes: {', '.join(map(str, summary.window_sizes)) or NO_POINT}",
         f"- Window policy: {summary.window_policy or NO_POINT}",
+        *([f"- Groups: {describe_groups(summary.groups)}"] if summary.groups else []),
     ]
     for profile in summary.profiles:
         lines.append(f"- Profile `{profile['name']}`: budget {profile['max_tokens']} tokens, "
@@ -219,6 +221,7 @@ def render_listing(summary: RunSummary) -> str:
         lines.append(f"redis {summary.backend}")
     lines.append(f"window sizes: {', '.join(map(str, summary.window_sizes))}")
     lines.append(f"window policy: {summary.window_policy}")
+    lines.append(f"groups: {describe_groups(summary.groups)}")
     lines += [f"profile {p['name']}: {p['max_tokens']} tokens, counter {p['counter']}" for p in summary.profiles]
     would_run = [r for r in summary.results if r.message == LISTED_NOT_RUN]
     lines.append(f"scenarios: {len(would_run)} would run, {len(summary.results) - len(would_run)} "
@@ -243,6 +246,8 @@ def render_terminal(summary: RunSummary) -> str:
         lines.append(f"redis {summary.backend}")
     if summary.window_sizes:
         lines.append(f"window sizes {','.join(map(str, summary.window_sizes))}, policy {summary.window_policy}")
+    if summary.groups:
+        lines.append(f"groups {describe_groups(summary.groups)}")
     for profile in summary.profiles:
         lines.append(f"profile {profile['name']}: {profile['max_tokens']} tokens, {profile['counter']}")
     differences = summary.engine_differences() if summary.engines else []

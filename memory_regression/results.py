@@ -91,11 +91,6 @@ class ScenarioResult:
 NO_POINT = "—"   # the matrix column of scenarios that run once, not per window or profile
 
 
-def scenario_group(path: str) -> str:
-    """A scenario's group, from its file: ``suite/test_count_window.py`` is ``count-window``."""
-    return path.rsplit("/", 1)[-1].removesuffix(".py").removeprefix("test_").replace("_", "-")
-
-
 @dataclass
 class RunSummary:
     status: Status = Status.NOT_STARTED
@@ -113,6 +108,7 @@ class RunSummary:
     engines: list[dict] = field(default_factory=list)
     window_sizes: list[int] = field(default_factory=list)
     window_policy: str | None = None      # --window-policy as the settings name it; None before they are read
+    groups: list[str] = field(default_factory=list)   # the scenario groups chosen (--groups)
     profiles: list[dict] = field(default_factory=list)
     results: list[ScenarioResult] = field(default_factory=list)
     keys_without_ttl: list[str] = field(default_factory=list)

@@ -21,8 +21,9 @@ from .backend import BackendError, BackendUsageError, Engines, open_engines
 from .capabilities import Capability, conformance_level
 from .interrupts import INTERRUPTS
 from .profiles import ModelProfile
+from .groups import scenario_group
 from .redaction import Redactor
-from .results import Outcome, RunSummary, ScenarioResult, Status, scenario_group
+from .results import Outcome, RunSummary, ScenarioResult, Status
 from .settings import Settings
 from .supervisor import DirectChannel, Supervisor
 from .worker import ScenarioWorker
@@ -41,7 +42,7 @@ class SuiteRun:
         self.rejected: str | None = None                    # pytest's complaint about its arguments
         self.paths = reports.ReportPaths(settings.report_dir)
         self.summary = RunSummary(store=settings.store_spec, window_sizes=list(settings.window_sizes),
-                                  window_policy=str(settings.window_policy),
+                                  window_policy=str(settings.window_policy), groups=list(settings.groups),
                                   profiles=[profile_fields(p) for p in settings.profiles])
         self.redactor = Redactor()
         self.engines: Engines | None = None

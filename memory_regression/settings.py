@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from .backend import engine_names
 from .contract import UsageError
+from .groups import DEFAULT, parse_groups
 from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_profiles
 from .redaction import redact_url
 from .reference import SUFFIX_NAME, Rule, WindowPolicy
@@ -53,6 +54,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--token-counter", None,
            "count tokens as your store does: chars, words, approx, a tiktoken encoding, or "
            "module:function / file.py:function (the whole per-message cost)", "COUNTER"),
+    Option("--groups", DEFAULT, "scenario groups to run, comma-separated: names (core, count-window, "
+           "concurrency, ...; --list shows them), all, default, or -name to leave one out "
+           "(default,-concurrency)", "GROUPS"),
     Option("--redis", "auto", "auto (private server, else fakeredis with a warning), server, valkey, "
            "fakeredis, image:NAME (a container image's server, through Docker), or a redis:// URL; several, "
            "comma-separated (server,fakeredis), run every scenario on each and compare", "ENGINES"),
@@ -95,6 +99,7 @@ class Settings:
     store_spec: str
     window_sizes: tuple[int, ...]
     window_policy: WindowPolicy
+    groups: tuple[str, ...]
     profiles: tuple[ModelProfile, ...]
     token_counter: str | None
     redis_choice: str
@@ -125,6 +130,7 @@ class Settings:
             store_spec=store,
             window_sizes=parse_window_sizes(values["window_sizes"]),
             window_policy=parse_window_policy(values["window_policy"]),
+            groups=parse_groups(values["groups"]),
             profiles=tuple(profiles),
             token_counter=counter,
             redis_choice=str(values["redis"]),

@@ -25,7 +25,7 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Awaitable, Callable, Iterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -37,7 +37,8 @@ from .contract import Message, StoreAdapter, StoreBinding, UsageError, bind_stor
 from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .redaction import Redactor
 from .reference import HistoryMismatch
-from .results import LISTED_NOT_RUN, Status, scenario_group
+from .groups import scenario_group
+from .results import LISTED_NOT_RUN, Status
 from .settings import ROOMY_TTL_S, WINDOWLESS, Settings
 from .supervisor import CallPage, call_page_path
 
@@ -47,6 +48,7 @@ KEYS_WITHOUT_TTL_PER_SCENARIO = 50   # keys without TTL noted per scenario
 BUDGET_SHARE = 4                 # a scenario's time budget is at most this part of the scenario timeout
 GROWTH_SAMPLES = 50              # appends needed before a growth of their time is judged
 GROWTH_RATIO = 3                 # the last tenth of the appends against the first: a growth from this factor
+RELEASE_POLL_S = 0.002          # how often readers look whether writer processes were released
 BARRIER_TIMEOUT_S = 10           # a writer or reader not started by then breaks a concurrency scenario's start
 GROWTH_FLOOR_S = 0.001           # and by at least this much per append (a fast store's append takes a tenth)
 
@@ -106,6 +108,7 @@ def counter_for(settings: Settings, profile: ModelProfile | None) -> TokenCounte
 
 
 _writer_barrier: Any = None   # in a writer process: the barrier that releases the writers together
+_writers_released: Any = None  # ... and the event it sets once they are released, which readers wait for
 
 
 class WriterFailed(Exception):
@@ -113,14 +116,14 @@ class WriterFailed(Exception):
     the worker for it."""
 
 
-def run_writer(worker: int, barrier: Any, outcomes: Any, recipe: "StoreRecipe", session_id: str,
+def run_writer(worker: int, barrier: Any, released: Any, outcomes: Any, recipe: "StoreRecipe", session_id: str,
                messages: list[Message]) -> None:
     """A writer process of :meth:`ScenarioContext.in_processes`: it dies with the worker that started
     it, writes (:func:`write_in_process`), reports None or its exception on ``outcomes``, and ends at
     once, so that a thread the store left running cannot keep it alive."""
-    global _writer_barrier
+    global _writer_barrier, _writers_released
     prepare_worker_process(parent=worker)
-    _writer_barrier = barrier
+    _writer_barrier, _writers_released = barrier, released
     try:
         write_in_process(recipe, session_id, messages)
         outcomes.put(None)
@@ -148,6 +151,7 @@ def write_in_process(recipe: StoreRecipe, session_id: str, messages: list[Messag
         store = adapter(bind(recipe.settings, lambda binding: adapter(binding).instance_for(session_id)))
         instance = store.instance_for(session_id)
         _writer_barrier.wait()
+        _writers_released.set()
         for message in messages:
             store.add(session_id, message)
         for resource in (instance, *clients):
@@ -259,25 +263,52 @@ class ScenarioContext:
         store.instance_for(session_id)   # a per-session store is built once, before the race
         if self._loop is not None:
             return self.run_awaitable(self._tasks(store, session_id, writers, readers))
-        seen: list[list[Message]] = []
-        barrier, done = threading.Barrier(len(writers) + readers, timeout=BARRIER_TIMEOUT_S), threading.Event()
+        barrier = threading.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S)
 
         def write(messages: list[Message]) -> None:
             barrier.wait()
             for message in messages:
                 store.add(session_id, message)
 
-        def read() -> None:
-            barrier.wait()
-            while not done.is_set():
-                seen.append(store.load(session_id))
-
-        with ThreadPoolExecutor(len(writers) + readers) as pool:
-            reading = [pool.submit(read) for _ in range(readers)]
+        with ThreadPoolExecutor(len(writers)) as pool:
             writing = [pool.submit(write, messages) for messages in writers]
+            return self._reading_while(store, session_id, readers, lambda: [future.result() for future in writing])
+
+    async def _tasks(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
+                     readers: int) -> list[list[Message]]:
+        """:meth:`concurrently` for an async store: tasks on one loop, interleaved at every await."""
+        barrier = asyncio.Barrier(len(writers))
+
+        async def write(messages: list[Message]) -> None:
+            await barrier.wait()
+            for message in messages:
+                await store.aadd(session_id, message)
+
+        return await self._areading_while(store, session_id, readers,
+                                          asyncio.gather(*(write(messages) for messages in writers)))
+
+    def _reading_while(self, store: StoreAdapter, session_id: str, readers: int, writing: Callable[[], Any],
+                       released: Any = None) -> list[list[Message]]:
+        """Call ``writing`` (it returns when the writers are done, raising a writer's exception) while
+        ``readers`` readers load ``session_id`` over and over, from the moment ``released`` (an event,
+        if given) is set; return what they loaded. Readers are threads for a sync store, tasks on the
+        scenario's event loop for an async one."""
+        __tracebackhide__ = True
+        if self._loop is not None:
+            return self.run_awaitable(self._areading_while(store, session_id, readers, asyncio.to_thread(writing),
+                                                           released))
+        seen: list[list[Message]] = []
+        done = threading.Event()
+
+        def read() -> None:
+            while not done.is_set():
+                if released is None or released.wait(RELEASE_POLL_S):
+                    seen.append(store.load(session_id))
+
+        with ThreadPoolExecutor(max(readers, 1)) as pool:
+            reading = [pool.submit(read) for _ in range(readers)]
             try:
-                for future in writing:
-                    future.result()
+                writing()
             finally:
                 done.set()
             for future in reading:
@@ -285,51 +316,55 @@ class ScenarioContext:
         return seen
 
     @staticmethod
-    async def _tasks(store: StoreAdapter, session_id: str, writers: list[list[Message]],
-                     readers: int) -> list[list[Message]]:
-        """:meth:`concurrently` for an async store: tasks on one loop, interleaved at every await."""
-        barrier, done, seen = asyncio.Barrier(len(writers) + readers), asyncio.Event(), []
-
-        async def write(messages: list[Message]) -> None:
-            await barrier.wait()
-            for message in messages:
-                await store.aadd(session_id, message)
+    async def _areading_while(store: StoreAdapter, session_id: str, readers: int, writing: Awaitable[Any],
+                              released: Any = None) -> list[list[Message]]:
+        """:meth:`_reading_while` for an async store: ``writing`` is awaited while reader tasks load."""
+        done, seen = asyncio.Event(), []
 
         async def read() -> None:
-            await barrier.wait()
             while not done.is_set():
-                seen.append(await store.aload(session_id))
+                if released is None or released.is_set():
+                    seen.append(await store.aload(session_id))
+                else:
+                    await asyncio.sleep(RELEASE_POLL_S)
 
         reading = asyncio.gather(*(read() for _ in range(readers)))
         try:
-            await asyncio.gather(*(write(messages) for messages in writers))
+            await writing
         finally:
             done.set()
             await reading
         return seen
 
-    def in_processes(self, store: StoreAdapter, session_id: str, writers: list[list[Message]]) -> None:
+    def in_processes(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
+                     readers: int = 0) -> list[list[Message]]:
         """Append each list in ``writers`` to ``session_id`` by a writer in a process of its own
         (spawned: a worker may hold threads and an event loop, which a fork would copy half-way), as
         replicas of a service append to one session: each binds the store again and builds it as
         ``store`` was built, with a client of its own (on an event loop of its own for an async
-        store); a barrier releases them together. A writer's exception is raised, with its traceback
-        in the process as its cause."""
+        store); a barrier releases them together. Meanwhile ``readers`` readers of this process load
+        the session over and over, as with :meth:`concurrently`; return what they loaded. A
+        writer's exception is raised, with its traceback in the process as its cause."""
         __tracebackhide__ = True
         context = multiprocessing.get_context("spawn")
-        barrier = context.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S)
+        barrier, released = context.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S), context.Event()
         outcomes = context.SimpleQueue()   # written at once, before a writer's os._exit
-        processes = [context.Process(target=run_writer, args=(os.getpid(), barrier, outcomes, self._recipes[store],
-                                                                session_id, messages), daemon=True)
+        processes = [context.Process(target=run_writer, args=(os.getpid(), barrier, released, outcomes,
+                                                                self._recipes[store], session_id, messages),
+                                     daemon=True)
                      for messages in writers]
         for process in processes:
             process.start()
-        try:
+
+        def writing() -> None:
             for _ in processes:   # a writer that hangs is cut off with the worker (the scenario timeout)
                 outcome = outcomes.get()
                 if outcome is not None:
                     exc, text = outcome
                     raise exc from WriterFailed(text)
+
+        try:
+            return self._reading_while(store, session_id, readers, writing, released)
         except BaseException:
             barrier.abort()   # the others stop waiting for a writer that will not come
             raise
@@ -484,7 +519,12 @@ class ScenarioWorker:
 
     # -- collection -------------------------------------------------------------------------------
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
-        return True if self.aborted else None
+        """Nothing more once the run was aborted; of the suite's files, only the chosen groups'."""
+        if self.aborted:
+            return True
+        if collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
+            return scenario_group(collection_path.name) not in self.settings.groups or None
+        return None
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         sizes, profiles = self.settings.window_sizes, self.settings.profiles

@@ -26,8 +26,10 @@ def test_inputs_fill_flags_the_command_line_did_not_give():
     environ = {"INPUT_STORE": "app/m.py:S", "INPUT_WINDOW-SIZES": "3,4", "INPUT_ALLOW-FLUSH": "true",
                "INPUT_REDIS": "", "INPUT_PYTEST-ARGS": "-k 'count window' -x"}
     args, extra = github.inputs_as_args(environ, FLAGS, ["--window-sizes=9"])
-    assert args == ["--store", "app/m.py:S", "--allow-flush"]
+    assert args == ["--store=app/m.py:S", "--allow-flush"]
     assert extra == ["-k", "count window", "-x"]
+    args, _ = github.inputs_as_args({"INPUT_REDIS": "-x"}, FLAGS, [])   # a value that looks like a flag
+    assert args == ["--redis=-x"]
     args, _ = github.inputs_as_args({"INPUT_ALLOW-FLUSH": "false"}, FLAGS, [])
     assert args == []
 
@@ -108,7 +110,7 @@ def test_an_input_is_read_by_its_action_name_trimmed():
 def test_a_flag_given_as_two_arguments_wins_over_its_input_and_switches_ignore_case():
     environ = {"INPUT_STORE": "app/m.py:S", "INPUT_REDIS": "server", "INPUT_ALLOW-FLUSH": "TRUE"}
     args, extra = github.inputs_as_args(environ, FLAGS, ["--store", "other.py:T"])
-    assert args == ["--allow-flush", "--redis", "server"]     # in the order of the flags
+    assert args == ["--allow-flush", "--redis=server"]     # in the order of the flags
     assert extra == []
 
 
