@@ -198,7 +198,7 @@ class Runner:
         self.paths = None if self.listing else reports.ReportPaths(self.workdir / values["report_dir"])
         INTERRUPTS.check()   # from here on, an interrupt has reports to go to
         self.store = values["store"]
-        self.redactor = Redactor(url_secrets(str(values["redis"])))
+        self.redactor = Redactor([secret for entry in str(values["redis"]).split(",") for secret in url_secrets(entry)])
         if github.is_github_actions(self.environ):   # a run: step's log is as public as the action's
             for secret in self.redactor.secrets:
                 print(github.mask(secret), flush=True)

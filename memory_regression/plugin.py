@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 from . import reports
-from .backend import Endpoint
 from .contract import UsageError
 from .groups import suite_directory
 from .interrupts import INTERRUPTS
@@ -62,7 +61,7 @@ def worker_from_input(worker: str, given: dict) -> ScenarioWorker:
     prepare_worker_process()
     scratch = Path(given["scratch"])
     settings = Settings.from_mapping(given["settings"], Path(given["workdir"]))
-    return ScenarioWorker(settings, Endpoint(**given["endpoint"]), WorkerChannel(given["channel"], worker),
+    return ScenarioWorker(settings, given["endpoints"], WorkerChannel(given["channel"], worker),
                           Redactor(given["secrets"]), scratch, dump_path=dump_path(scratch, worker),
                           listing=given["listing"])
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from .backend import engine_names
 from .contract import UsageError
 from .groups import DEFAULT, parse_groups
 from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_profiles
@@ -56,8 +57,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--groups", DEFAULT, "scenario groups to run, comma-separated: names (core, count-window, "
            "concurrency, ...; --list shows them), all, default, or -name to leave one out "
            "(default,-concurrency)", "GROUPS"),
-    Option("--redis", "auto", "auto (private server, else fakeredis with a warning), server, "
-           "fakeredis, or a redis:// URL", "BACKEND"),
+    Option("--redis", "auto", "auto (private server, else fakeredis with a warning), server, valkey, "
+           "fakeredis, image:NAME (a container image's server, through Docker), or a redis:// URL; several, "
+           "comma-separated (server,fakeredis), run every scenario on each and compare", "ENGINES"),
     Option("--allow-flush", False, "let the suite flush a non-empty database of --redis URL",
            is_switch=True),
     Option("--report-dir", "memory-reports", "where junit.xml, report.html, summary.md and "
@@ -117,6 +119,10 @@ class Settings:
         if not store:
             raise UsageError("no store given: pass --store path/to/file.py:NAME or package.module:NAME")
         profiles = load_profiles(str(values["model_profiles"]), workdir)
+        try:
+            engine_names(str(values["redis"]))
+        except ValueError as exc:
+            raise UsageError(f"--redis {redact_url(str(values['redis']))!r}: {exc}") from None
         counter = values["token_counter"] or None
         if counter and ":" not in counter:
             check_counter_name(counter, "--token-counter")

@@ -165,11 +165,11 @@ class ScenarioContext:
     view of the keys on the scenario's database. The database is flushed when the context is made,
     so every key seen belongs to the scenario."""
 
-    def __init__(self, worker: "ScenarioWorker", nodeid: str):
+    def __init__(self, worker: "ScenarioWorker", nodeid: str, engine: str = ""):
         __tracebackhide__ = True   # a failure here is the store's or Redis', not the suite's
         self._worker = worker
         self._binding: StoreBinding = worker.binding
-        self._connection: Connection = worker.connection
+        self._connection: Connection = worker.connections[engine or worker.engine_names[0]]
         self.namespace = "mrs:" + hashlib.sha1(nodeid.encode()).hexdigest()[:8] + ":"
         self.capabilities: frozenset[Capability] = worker.capabilities
         self.window_sizes: tuple[int, ...] = worker.settings.window_sizes
@@ -441,17 +441,19 @@ def prepare_worker_process(parent: int | None = None) -> None:
 class ScenarioWorker:
     """The plugin in the process that runs the scenarios."""
 
-    def __init__(self, settings: Settings, endpoint: Endpoint, channel: Any, redactor: Redactor,
-                 scratch: Path, dump_path: Path | None = None, listing: bool = False):
+    def __init__(self, settings: Settings, endpoints: list[tuple[str, dict[str, str]]], channel: Any,
+                 redactor: Redactor, scratch: Path, dump_path: Path | None = None, listing: bool = False):
         from hypothesis.configuration import set_hypothesis_home_dir
         set_hypothesis_home_dir(scratch / "hypothesis")   # not .hypothesis/ in the user's directory
         self.settings = settings
         self.dump_path = dump_path     # None when the scenarios run in the runner itself
         self.listing = listing         # --list: every scenario is skipped, saying whether it would run
-        self.endpoint = endpoint
+        # the run's engines, in order: (name, its database); one engine is named ""
+        self.endpoints = {name: Endpoint(**endpoint) for name, endpoint in endpoints}
+        self.engine_names = list(self.endpoints)
         self.channel = channel
         self.redactor = redactor
-        self.connection: Connection | None = None
+        self.connections: dict[str, Connection] = {}
         self.binding: StoreBinding | None = None
         self.capabilities: frozenset[Capability] = frozenset()
         self.counters: dict[str, TokenCounter] = {}
@@ -485,11 +487,11 @@ class ScenarioWorker:
 
     def _bind(self) -> dict[str, Any]:
         settings = self.settings
-        self.connection = Connection(self.endpoint)
+        self.connections = {name: Connection(endpoint) for name, endpoint in self.endpoints.items()}
         self.roomy_counter = counter_for(settings, None)
         self.counters = {p.name: counter_for(settings, p) for p in settings.profiles}
         self.binding = bind(settings, self._probe)
-        if (self.endpoint.kind == "fakeredis" and self.binding.accepts("redis_url")
+        if (any(e.kind == "fakeredis" for e in self.endpoints.values()) and self.binding.accepts("redis_url")
                 and not self.binding.accepts("redis")):
             raise UsageError(f"--store {settings.store_spec!r} connects by redis_url, which fakeredis "
                              "cannot serve: use --redis server or a redis:// URL")
@@ -534,6 +536,8 @@ class ScenarioWorker:
             metafunc.parametrize("window", sizes, ids=[f"N={n}" for n in sizes])
         if "profile" in metafunc.fixturenames:
             metafunc.parametrize("profile", profiles, ids=[p.name for p in profiles])
+        if len(self.engine_names) > 1:   # last, so that every id ends in its engine: test_x[N=5-fakeredis]
+            metafunc.parametrize("memory_engine", self.engine_names, ids=self.engine_names)
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         items.sort(key=lambda item: item.get_closest_marker("starts_first") is None)   # stable: the rest keep their order
@@ -556,7 +560,9 @@ class ScenarioWorker:
         if missing:
             pytest.skip(skip_reason(missing))
         real_server = item.get_closest_marker("real_server")
-        if real_server and self.endpoint.kind == "fakeredis":
+        engine = getattr(item, "callspec", None) and item.callspec.params.get("memory_engine")
+        engine = engine or self.engine_names[0]
+        if real_server and self.endpoints[engine].kind == "fakeredis":
             pytest.skip(f"needs a real Redis server ({real_server.args[0]}), which fakeredis does not follow: "
                         "run with --redis server or a redis:// URL")
         if self.listing:
@@ -569,11 +575,17 @@ class ScenarioWorker:
         window runs per window size (skipped where its capability is missing)."""
         return None
 
+    @pytest.fixture(autouse=True)
+    def memory_engine(self) -> str:
+        """The engine a scenario runs on: with several (--redis server,fakeredis), every scenario is
+        parametrized by it; with one, it is that one, named ""."""
+        return ""
+
     @pytest.fixture
-    def memory(self, request: pytest.FixtureRequest) -> Any:
+    def memory(self, request: pytest.FixtureRequest, memory_engine: str) -> Any:
         """The scenario's context: ``memory.store(...)`` builds a store; ``memory.keys()`` lists keys."""
         __tracebackhide__ = True
-        context = ScenarioContext(self, request.node.nodeid)
+        context = ScenarioContext(self, request.node.nodeid, memory_engine)
         request.node.stash[FINDINGS_KEY] = context.findings   # kept even if closing fails
         yield context
         request.node.stash[KEYS_WITHOUT_TTL_KEY] = context.close()
@@ -600,8 +612,8 @@ class ScenarioWorker:
         return report
 
     def pytest_sessionfinish(self) -> None:
-        if self.connection is not None:
-            self.connection.close()
+        for connection in self.connections.values():
+            connection.close()
 
 
 def growth_finding(durations: list[float], seconds: float) -> str | None:
@@ -646,7 +658,7 @@ def scenario_info(item: pytest.Item) -> dict[str, Any]:
     window, profile = params.get("window"), params.get("profile")
     point = f"N={window}" if window is not None else profile.name if profile is not None else ""
     return {"scenario": getattr(item, "originalname", item.name), "group": scenario_group(item.path.as_posix()),
-            "point": point, "requires": requires}
+            "point": point, "requires": requires, "engine": params.get("memory_engine", "")}
 
 
 def definition_line(factory: Any) -> int | None:

@@ -83,7 +83,8 @@ def test_publish_writes_outputs_and_summary(tmp_path, capsys):
                                     "GITHUB_STEP_SUMMARY": str(tmp_path / "sum")}, tmp_path)
     assert read_outputs(tmp_path / "out") == {
         "total": "3", "passed": "2", "failed": "0", "skipped": "1", "errors": "0",
-        "conformance-level": "core+ttl", "junit-path": "r/junit.xml", "html-path": "r/report.html"}
+        "conformance-level": "core+ttl", "engine-differences": "0", "junit-path": "r/junit.xml",
+        "html-path": "r/report.html"}
     assert (tmp_path / "sum").read_text() == "earlier step\n## Memory regression: passed\n"
     assert capsys.readouterr().out == ""
 
@@ -187,7 +188,7 @@ def test_outputs_are_the_totals_the_level_and_the_report_paths(tmp_path):
         report_files={"junit": str(tmp_path / "r" / "junit.xml"), "html": str(tmp_path / "r" / "report.html")})
     assert github.outputs(summary, tmp_path) == {
         "total": "10", "passed": "3", "failed": "2", "skipped": "1", "errors": "4", "conformance-level": "core+clear",
-        "junit-path": "r/junit.xml", "html-path": "r/report.html"}
+        "engine-differences": "0", "junit-path": "r/junit.xml", "html-path": "r/report.html"}
     assert github.outputs(summary, tmp_path / "r") == {**github.outputs(summary, tmp_path),
                                                       "junit-path": "junit.xml", "html-path": "report.html"}
 
@@ -196,7 +197,7 @@ def test_report_paths_outside_the_workspace_or_not_written_are_empty_outputs(tmp
     outside = RunSummary(Status.USAGE_ERROR, report_files={"junit": "/elsewhere/junit.xml"})
     assert github.outputs(outside, tmp_path) == {
         "total": "0", "passed": "0", "failed": "0", "skipped": "0", "errors": "0", "conformance-level": "none",
-        "junit-path": "", "html-path": ""}
+        "engine-differences": "0", "junit-path": "", "html-path": ""}
 
 
 def test_outputs_are_appended_each_in_a_block_of_its_own(tmp_path):
@@ -304,7 +305,7 @@ def test_a_newline_in_the_report_dir_input_adds_no_output(run_suite, tmp_path):
     assert result.exit_code == 0, result.output
     outputs = read_outputs(tmp_path / "out")
     assert set(outputs) == {"total", "passed", "failed", "skipped", "errors", "conformance-level",
-                            "junit-path", "html-path"}
+                            "engine-differences", "junit-path", "html-path"}
     assert outputs["junit-path"] == f"{report_dir}/junit.xml"
 
 
