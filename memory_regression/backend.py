@@ -37,6 +37,8 @@ from urllib.parse import urlsplit
 import redis
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
+from redis.maint_notifications import MaintNotificationsConfig
+from redis.retry import Retry
 
 from .redaction import redact_url, url_secrets
 
@@ -100,10 +102,20 @@ class Connection:
             import fakeredis
             cls = fakeredis.FakeAsyncRedis if asynchronous else fakeredis.FakeRedis
             return cls(server=self._fake_server, decode_responses=True)
-        if asynchronous:   # redis-py 8.1's asyncio from_url does not reconnect when the server has closed
-            # an idle connection (the sync pool does, before sending): one retry on a new connection
-            return redis.asyncio.Redis.from_url(url, decode_responses=True, retry=AsyncRetry(NoBackoff(), 1))
-        return redis.Redis.from_url(url, decode_responses=True)
+        # No command is sent twice: a client that retries a command whose reply was lost (the
+        # connection closed after the server executed it) runs an RPUSH twice, and a correct store's
+        # message is stored twice (the lost-reply scenario). redis-py 8.1's constructor retries 10
+        # times (ExponentialWithJitterBackoff, 10 ms to 1 s); its from_url, 0 times: said here
+        # explicitly. A connection the server closed while idle is still replaced, before the command
+        # is sent, by the pool's check that a connection it hands out has nothing to read: the sync
+        # pool sees the close on the socket; the asyncio pool sees it once the event loop has read it
+        # (ScenarioContext.kill_connections lets the loop run, as a service's loop runs between
+        # requests), and only with maintenance notifications off, the default "auto" of RESP3 turning
+        # the check off.
+        if asynchronous:
+            return redis.asyncio.Redis.from_url(url, decode_responses=True, retry=AsyncRetry(NoBackoff(), 0),
+                                                maint_notifications_config=MaintNotificationsConfig(enabled=False))
+        return redis.Redis.from_url(url, decode_responses=True, retry=Retry(NoBackoff(), 0))
 
     @property
     def admin(self) -> Any:

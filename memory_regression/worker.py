@@ -49,10 +49,10 @@ BUDGET_SHARE = 4                 # a scenario's time budget is at most this part
 GROWTH_SAMPLES = 50              # appends needed before a growth of their time is judged
 GROWTH_RATIO = 3                 # the last tenth of the appends against the first: a growth from this factor
 RELEASE_POLL_S = 0.002          # how often readers look whether writer processes were released
-# a connection whose last command is one of these has not yet chosen its database (CLIENT LIST's cmd)
-HANDSHAKE_COMMANDS = frozenset({"NULL", "hello", "auth", "client|setinfo", "client|setname", "client|setlib"})
 BARRIER_TIMEOUT_S = 10           # a writer or reader not started by then breaks a concurrency scenario's start
 GROWTH_FLOOR_S = 0.001           # and by at least this much per append (a fast store's append takes a tenth)
+# a connection's last command (CLIENT LIST's cmd, its first word) until it has run one of its own
+HANDSHAKE_COMMANDS = frozenset({"NULL", "hello", "auth", "client", "select"})
 
 
 @dataclass(frozen=True)
@@ -182,6 +182,11 @@ class ScenarioContext:
         self.findings: list[str] = []
         self.reset()
         self._first_client_id = self._connection.admin.client_id()   # see kill_connections
+
+    @property
+    def url(self) -> str:
+        """The scenario database's URL, as stores are given it."""
+        return self._connection.url
 
     def has(self, capability: Capability) -> bool:
         return capability in self.capabilities
@@ -393,12 +398,19 @@ class ScenarioContext:
         own, db = admin.client_id(), admin.connection_pool.connection_kwargs.get("db", 0)
         user = urlsplit(self._connection.url).username or "default"
         # Redis numbers connections in order: those opened before this scenario began (the runner's
-        # health check, another process's) are not its stores'. A connection still in its handshake
-        # is on database 0 whichever database it is about to SELECT: another worker's, spared.
+        # health check, another process's) are not its stores'. A connection still in its handshake (no
+        # command yet, or only HELLO, AUTH, CLIENT SETINFO, SELECT) shows the default user and database 0
+        # whoever opened it: another worker's, or the runner's, killed there made their next command
+        # fail with "Connection closed by server"; a store's connection has run a command by now
         doomed = [client["id"] for client in admin.client_list(_type="normal")
                   if int(client["db"]) == db and client.get("user", user) == user and int(client["id"]) != own
-                  and int(client["id"]) > self._first_client_id and client.get("cmd") not in HANDSHAKE_COMMANDS]
-        return sum(admin.client_kill_filter(_id=client_id) for client_id in doomed)
+                  and int(client["id"]) > self._first_client_id
+                  and client.get("cmd", "NULL").split("|")[0] not in HANDSHAKE_COMMANDS]
+        killed = sum(admin.client_kill_filter(_id=client_id) for client_id in doomed)
+        if self._loop is not None:   # a service's event loop runs between requests and reads the server's
+            # close of an idle connection then; the scenario's runs only during the store's calls
+            self.run_awaitable(asyncio.sleep(0))
+        return killed
 
     def pttl_ms(self, key: str) -> int:
         __tracebackhide__ = True

@@ -216,7 +216,8 @@ class SilentCap(ListStore):
 
 class LoadConsumes(ListStore):
     """Load reads and deletes the list in one transaction, as a queue would. The count-window and
-    two-instance scenarios fail too, and so does the reconnect scenario: they load more than once."""
+    two-instance scenarios fail too, and so do the reconnect and lost-reply scenarios: they load more
+    than once."""
 
     def read(self, key):
         with self.redis.pipeline(transaction=True) as pipe:
@@ -254,6 +255,7 @@ COMPARES_HISTORIES = {  # scenarios that compare a history of several messages, 
     "test_two_instances_share_history", "test_loading_twice_changes_nothing",
     "test_clear_empties_only_that_session", "test_no_silent_cap", "test_count_window_keeps_last_n",
     "test_store_reconnects_after_its_connections_are_killed",
+    "test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost",
 }
 
 CAUGHT_BY: dict[type, list[str]] = {
@@ -284,7 +286,8 @@ CAUGHT_BY: dict[type, list[str]] = {
     ClearLeavesKeys: ["test_clear_leaves_no_keys"],
     SilentCap: ["test_no_silent_cap"],
     LoadConsumes: ["test_loading_twice_changes_nothing", "test_two_instances_share_history",
-                   "test_count_window_keeps_last_n", "test_store_reconnects_after_its_connections_are_killed"],
+                   "test_count_window_keeps_last_n", "test_store_reconnects_after_its_connections_are_killed",
+                   "test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost"],
     GreetingWhenEmpty: ["test_fresh_session_is_empty", "test_clear_empties_only_that_session",
                         "test_count_window_keeps_last_n", "test_idle_session_disappears_completely"],
     TokenOverTrim: ["test_token_window_keeps_maximal_suffix"],

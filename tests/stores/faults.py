@@ -4,11 +4,13 @@ real server, catch them."""
 import threading
 
 import redis
+from redis.connection import parse_url
 
 from tests.stores.correct import ListStore
 
 RECONNECTS = "test_store_reconnects_after_its_connections_are_killed"
 RAISES_WHEN_DOWN = "test_store_raises_when_the_server_is_down"
+LOST_REPLY = "test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost"
 
 
 class PinnedConnection(ListStore):
@@ -57,8 +59,59 @@ class BestEffortAppend(ListStore):
             pass
 
 
+class RetriesAppend(ListStore):
+    """Sends an append again when it meets a connection error, up to 3 times, then raises: right when
+    the connection died before the write, and when the server is down; but when the reply to a write
+    that had executed was lost, the message is stored twice. Killed idle connections never reach its
+    loop: the client's pool replaces them before sending."""
+
+    ATTEMPTS = 3
+
+    def append(self, session_id, role, content):
+        for attempt in range(self.ATTEMPTS):
+            try:
+                return super().append(session_id, role, content)
+            except redis.ConnectionError:
+                if attempt == self.ATTEMPTS - 1:
+                    raise
+
+
+class ClientRetries(ListStore):
+    """Builds its own client from ``redis_url`` with redis-py's constructor, as applications often do
+    (``redis.Redis(host=..., port=...)``), whose default retry (10 times in redis-py 8.1, with
+    backoff) sends a command again on a new connection when its reply was lost: that message is
+    stored twice. The retries also replace a killed connection, and end in the error while the server
+    is down, after seconds of backoff (7.5 s for the append and the load of that scenario, measured)."""
+
+    def __init__(self, redis_url, namespace, max_messages, ttl):
+        super().__init__(redis.Redis(**parse_url(redis_url), decode_responses=True), namespace, max_messages, ttl)
+
+    def close(self):
+        self.redis.close()
+
+
+class RetriesItsTransaction(ListStore):
+    """Appends under WATCH through redis-py's ``Redis.transaction()``, which runs the transaction again
+    on every WatchError; redis-py raises one too when the connection dies during a watched EXEC, so a
+    lost EXEC reply stores the message twice. Killed idle connections are replaced by the pool before
+    WATCH, and while the server is down WATCH itself raises."""
+
+    def append(self, session_id, role, content):
+        key = self.key(session_id)
+
+        def push(pipe):
+            pipe.multi()
+            self.push(pipe, key, self.encode(role, content))
+            self.trim(pipe, key)
+            self.expire(pipe, key)
+        self.redis.transaction(push, key)
+
+
 CAUGHT_BY: dict[type, list[str]] = {
     PinnedConnection: [RECONNECTS],
     ForgetsWhenDown: [RAISES_WHEN_DOWN],
     BestEffortAppend: [RAISES_WHEN_DOWN],
+    RetriesAppend: [LOST_REPLY],
+    ClientRetries: [LOST_REPLY],
+    RetriesItsTransaction: [LOST_REPLY],
 }
