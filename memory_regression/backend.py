@@ -323,10 +323,11 @@ class ServerProcess:
         how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
         return f"the private redis-server (pid {self.process.pid}) {how}"
 
-    def stop(self) -> None:
-        """Stop the server (gracefully, then by force) and remove its directory."""
+    def stop(self, hard: bool = False) -> None:
+        """Stop the server (gracefully, then by force after 5 s; ``hard``: at once, by SIGKILL, when
+        what it holds is thrown away) and remove its directory."""
         atexit.unregister(self.stop)
-        self._halt(hard=False)
+        self._halt(hard)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 

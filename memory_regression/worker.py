@@ -206,7 +206,7 @@ class ScenarioServer:
         try:
             self._close_admin()
         finally:
-            self._server.stop()
+            self._server.stop(hard=True)   # what it holds is the scenario's, thrown away
 
 
 class ScenarioContext:

@@ -91,8 +91,8 @@ def test_append_raises_when_memory_is_full(memory):
         index, message = lost[0]
         raise AssertionError(
             f"append({session!r}, {message.role!r}, '{message.content[:24]}...') (message {index + 1}) returned as if "
-            f"stored while the server was out of memory (maxmemory-policy noeviction, maxmemory {kb(limit)}, "
-            f"used_memory {kb(used)}), but the message is not in the history"
+            f"stored while the server's memory was full (maxmemory-policy noeviction, its maxmemory of {kb(limit)} "
+            "reached), but the message is not in the history"
             + (f", nor are {len(lost) - 1} more appended after it" if len(lost) > 1 else "")
             + ": the store swallows Redis' OOM error ('OOM command not allowed when used memory > 'maxmemory''), so "
             "the conversation loses messages without a word; let the error through")
@@ -103,8 +103,9 @@ def test_append_raises_when_memory_is_full(memory):
         pytest.skip(f"{len(expected)} appends of {kb(NOEVICTION_CONTENT)} did not fill the {kb(NOEVICTION_HEADROOM)} "
                     f"left under maxmemory (used_memory {kb(used)} of {kb(limit)}): the store keeps its messages "
                     "somewhere this scenario does not fill, nothing to judge")
-    memory.note(f"noeviction: append {len(expected) + 1} raised once memory was full (used_memory {kb(used)} of "
-                f"maxmemory {kb(limit)}): {type(raised).__name__}: {str(raised)[:120]}")
+    memory.note(f"noeviction: append {len(expected) + 1} raised once memory was full (maxmemory {kb(limit)}, "
+                f"{kb(limit - NOEVICTION_HEADROOM)} used before the session filled it): {type(raised).__name__}: "
+                f"{str(raised)[:160]}")
 
 
 @pytest.mark.real_server(REAL_SERVER)
