@@ -164,6 +164,7 @@ def test_eviction_leaves_sessions_whole_or_gone(memory):
                              f"messages in order: {diagnose(kept, history, sent)}")
     memory.note(
         f"allkeys-lru evicted {evicted_keys} keys (maxmemory {kb(limit)}): "
-        + (f"{len(gone)} of {SESSIONS} sessions ({', '.join(repr(s) for s in gone)}) load as empty, evicted silently: the store raised nothing, and "
-           "those conversations are gone" if gone else f"none of the {SESSIONS} earlier sessions was evicted whole")
+        + (f"{len(gone)} of {SESSIONS} sessions ({', '.join(repr(s) for s in gone)}) load as empty, evicted "
+           "silently: the store raised nothing, and those conversations are gone" if gone
+           else f"none of the {SESSIONS} earlier sessions was evicted whole")
         + (f"; the newcomer holds its last {len(history)} of {len(kept)} messages" if len(history) < len(kept) else ""))

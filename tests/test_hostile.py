@@ -115,8 +115,7 @@ def test_a_scenario_server_dies_with_a_worker_cut_off_in_its_scenario(run_suite)
                        "-k", "memory_is_full")
     assert result.exit_code == 1, result.output
     failure = result.summary["failures"][0]
-    assert failure["message"].startswith(
-        f"the store's append('pressure', 'user', 'pressure 0001 "), failure
+    assert failure["message"].startswith("the store's append('pressure', 'user', 'pressure 0001 "), failure
     assert (f"did not return within {CALL_TIMEOUT} s during test_memory_pressure.py::"
             "test_append_raises_when_memory_is_full") in failure["message"], failure
 
