@@ -145,8 +145,7 @@ class Backend:
     admin_url: str = ""
     max_workers: int = 1      # how many workers can each have a database of their own
     secrets: tuple[str, ...] = ()
-    _process: subprocess.Popen | None = None
-    _workdir: str | None = None
+    _server: "ServerProcess | None" = None   # the private server's process
     _container: Any = None    # a server in a container (.containers.ServerContainer)
 
     def endpoint(self, slot: int) -> Endpoint:
@@ -159,13 +158,10 @@ class Backend:
         """Why the server cannot be used right now, or None when it answers."""
         if self.kind == "fakeredis":
             return None
-        if self._process is not None and self._process.poll() is not None:
-            code = self._process.returncode
-            how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
-            return f"the private redis-server (pid {self._process.pid}) {how}"
-        stopped = self._container.problem() if self._container is not None else None
-        if stopped:
-            return stopped
+        for owned in (self._server, self._container):
+            gone = owned.problem() if owned is not None else None
+            if gone:
+                return gone
         try:
             with redis.Redis.from_url(self.admin_url or self.url, socket_timeout=HEALTH_TIMEOUT_S,
                                       socket_connect_timeout=HEALTH_TIMEOUT_S) as client:
@@ -175,20 +171,12 @@ class Backend:
         return None
 
     def stop(self) -> None:
-        process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop()
         container, self._container = self._container, None
         if container is not None:
             container.stop()
-        if self._workdir:
-            shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
 
 
 def _with_db(url: str, db: int) -> str:
@@ -281,55 +269,140 @@ def _restrict_default_user(client: redis.Redis, password: str) -> str | None:
     return f"{SUITE_USER}:{password}"
 
 
-def await_server(backend: Backend, alive: Callable[[], bool], where: str,
-                 timeout_s: float = START_TIMEOUT_S) -> Any:
-    """Wait until the server at ``backend.url`` answers, then give the suite its own user (see
-    :func:`_restrict_default_user`) and describe the server as ``<version> (<where>)``. Returns
-    None once it is ready, or the last connection error when it did not answer within
-    ``timeout_s`` or ``alive()`` turned false."""
+def await_server(url: str, alive: Callable[[], bool], password: str, timeout_s: float = START_TIMEOUT_S
+                 ) -> tuple[str, str | None]:
+    """Wait until the server at ``url`` answers, then give the suite its own user with ``password``
+    (see :func:`_restrict_default_user`). Returns the server's version and the suite's URL
+    user-info (None on a server without ACL); raises BackendError with the last connection error
+    when it did not answer within ``timeout_s`` or ``alive()`` turned false."""
     last_error: Any = "it did not answer"
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and alive():
-        try:
-            with redis.Redis.from_url(backend.url, decode_responses=True) as client:
-                version = _server_version(client)
-                password = secrets.token_hex(16)
-                userinfo = _restrict_default_user(client, password)
-            backend.admin_url = backend.url.replace("://", f"://{userinfo}@") if userinfo else backend.url
-            backend.secrets = (password,)
-            backend.description = f"{version} ({where})"
-            return None
+        try:   # a server still loading its append-only file answers LOADING (BusyLoadingError)
+            with redis.Redis.from_url(url, decode_responses=True) as client:
+                return _server_version(client), _restrict_default_user(client, password)
         except (redis.ConnectionError, redis.BusyLoadingError) as exc:
             last_error = exc
             time.sleep(0.01)
-    return last_error
+    raise BackendError(str(last_error))
 
 
-def start_private_server(binary: str) -> Backend:
-    """Start ``binary`` on a free loopback port with no persistence; wait for PONG."""
-    workdir = tempfile.mkdtemp(prefix="memory-regression-redis-")
-    last_error: Any = None
-    for _attempt in range(3):  # a port taken between choosing and binding: choose again
-        port = _free_port()
-        process = subprocess.Popen(
-            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", workdir, "--daemonize", "no", "--protected-mode", "yes"],
+def with_userinfo(url: str, userinfo: str | None) -> str:
+    """``url`` as the suite connects: as its own user, where the server has ACL."""
+    return url.replace("://", f"://{userinfo}@") if userinfo else url
+
+
+# the private server's persistence: none (the suite's data is thrown away at the end of the run)
+NO_PERSISTENCE = {"save": "", "appendonly": "no"}
+
+
+class ServerProcess:
+    """A redis-server (or valkey-server) this process started on a free loopback port, in a directory
+    of its own, with the config it was given over :data:`NO_PERSISTENCE` (``{"appendonly": "yes"}``).
+    It dies with the process that started it (a parent-death signal), is stopped by PID, and can be
+    restarted on the same port and directory, so that an append-only file is replayed. Stores
+    connect as its default user, which may not run :data:`FORBIDDEN_COMMANDS`; the suite uses
+    :data:`SUITE_USER` (``admin_url``), whose password is never printed."""
+
+    def __init__(self, binary: str, workdir: str, config: dict[str, str]):
+        self.binary = binary
+        self.workdir = workdir
+        self.config = config
+        self.port = 0
+        self.process: subprocess.Popen | None = None
+        self.password = secrets.token_hex(16)
+        self.version = ""
+        self._userinfo: str | None = None
+
+    @classmethod
+    def start(cls, binary: str, config: dict[str, str] | None = None, parent: str | None = None) -> "ServerProcess":
+        """Start ``binary`` in a new directory (under ``parent``) and wait for PONG; a port taken
+        between choosing and binding is chosen again."""
+        server = cls(binary, tempfile.mkdtemp(prefix="memory-regression-redis-", dir=parent),
+                     {**NO_PERSISTENCE, **(config or {})})
+        atexit.register(server.stop)
+        last_error = ""
+        for _attempt in range(3):
+            try:
+                server._launch(_free_port())
+                return server
+            except BackendError as exc:
+                last_error = str(exc)
+        server.stop()
+        raise BackendError(last_error)
+
+    @property
+    def url(self) -> str:
+        """The stores' URL (database 0)."""
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def admin_url(self) -> str:
+        """The suite's URL (database 0)."""
+        return with_userinfo(self.url, self._userinfo)
+
+    def _launch(self, port: int) -> None:
+        self.port = port
+        options = [arg for name, value in self.config.items() for arg in (f"--{name}", value)]
+        self.process = subprocess.Popen(
+            [self.binary, "--port", str(port), "--bind", "127.0.0.1", *options, "--dir", self.workdir,
+             "--daemonize", "no", "--protected-mode", "yes"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True,  # Ctrl-C reaches only the runner, which stops it by PID
             preexec_fn=_parent_death_signal())
-        url = f"redis://127.0.0.1:{port}/0"
-        backend = Backend("server", url, "", _process=process, _workdir=workdir, max_workers=16)
-        atexit.register(backend.stop)
-        last_error = await_server(backend, lambda: process.poll() is None,
-                                  f"private server {binary}, port {port}, pid {process.pid}")
-        if last_error is None:
-            return backend
-        output = process.stdout.read().decode(errors="replace") if process.poll() is not None else ""
-        backend._workdir = None
-        backend.stop()
-        last_error = output.strip()[-500:] or last_error
-    shutil.rmtree(workdir, ignore_errors=True)
-    raise BackendError(f"could not start {binary}: {last_error}")
+        process = self.process
+        try:
+            self.version, self._userinfo = await_server(self.url, lambda: process.poll() is None, self.password)
+        except BackendError as exc:
+            output = process.stdout.read().decode(errors="replace") if process.poll() is not None else ""
+            self._halt(hard=True)
+            raise BackendError(f"could not start {self.binary}: {output.strip()[-500:] or exc}") from None
+
+    def restart(self, hard: bool = True) -> None:
+        """Stop the server, killed (SIGKILL: nothing is saved or flushed on the way out) or shut down
+        gracefully (SIGTERM: it saves what its config says it saves), and start it again on the
+        same port and directory, which replays its append-only file when it has one."""
+        self._halt(hard)
+        self._launch(self.port)
+
+    def _halt(self, hard: bool) -> None:
+        process, self.process = self.process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            if hard:
+                process.kill()
+            else:
+                process.terminate()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        process.stdout.close()
+
+    def problem(self) -> str | None:
+        """Why the server process is gone, or None while it runs."""
+        if self.process is None or self.process.poll() is None:
+            return None
+        code = self.process.returncode
+        how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
+        return f"the private redis-server (pid {self.process.pid}) {how}"
+
+    def stop(self, hard: bool = False) -> None:
+        """Stop the server (gracefully, then by force after 5 s; ``hard``: at once, by SIGKILL, when
+        what it holds is thrown away) and remove its directory."""
+        atexit.unregister(self.stop)
+        self._halt(hard)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def start_private_server(binary: str) -> Backend:
+    """The run's server: ``binary`` on a free loopback port with no persistence."""
+    server = ServerProcess.start(binary)
+    return Backend("server", server.url, f"{server.version} (private server {binary}, port {server.port}, "
+                   f"pid {server.process.pid})", admin_url=server.admin_url, max_workers=16,
+                   secrets=(server.password,), _server=server)
 
 
 def fake_backend(warning: str | None) -> Backend:

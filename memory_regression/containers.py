@@ -37,7 +37,7 @@ import sys
 import tempfile
 from typing import Any
 
-from .backend import Backend, BackendError, BackendUsageError, await_server
+from .backend import Backend, BackendError, BackendUsageError, await_server, with_userinfo
 
 LABEL = "memory-regression.engine"
 SOCKET_DIR = "/memory-regression"          # where the runner's temporary directory is mounted
@@ -175,9 +175,14 @@ def start_container_server(image: str) -> Backend:
     url = f"unix://{workdir}/{SOCKET_NAME}?db=0"
     backend = Backend("server", url, "", max_workers=16, _container=server)
     short_id = container.get_wrapped_container().short_id
-    last_error = await_server(backend, lambda: server.problem() is None,
-                              f"container of image {image}, {short_id}, no network", START_TIMEOUT_S)
-    if last_error is None:
+    password = secrets.token_hex(16)
+    try:
+        version, userinfo = await_server(url, lambda: server.problem() is None, password, START_TIMEOUT_S)
+    except BackendError as exc:
+        last_error = exc
+    else:
+        backend.admin_url, backend.secrets = with_userinfo(url, userinfo), (password,)
+        backend.description = f"{version} (container of image {image}, {short_id}, no network)"
         return backend
     why = server.problem() or f"it did not answer on its socket within {START_TIMEOUT_S:.0f} s ({last_error})"
     logs = server.logs()

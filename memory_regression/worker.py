@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 import pytest
 import redis
 
-from .backend import Connection, Endpoint, die_with_parent
+from .backend import BackendError, Connection, Endpoint, ServerProcess, die_with_parent, find_server_binary
 from .capabilities import Capability, UnknownCapability, detect, lookup, skip_reason
 from .contract import Message, StoreAdapter, StoreBinding, UsageError, bind_store, close_quietly, load_object
 from .profiles import ModelProfile, TokenCounter, resolve_counter
@@ -160,6 +160,61 @@ def write_in_process(recipe: StoreRecipe, session_id: str, messages: list[Messag
             close_quietly(resource, loop.run)
 
 
+class ScenarioServer:
+    """A redis-server of one scenario's own (:meth:`ScenarioContext.own_server`), for what is
+    server-wide and so may not touch the run's server, which the other workers share: its memory
+    limit and eviction policy, its persistence, a restart. A store is built on it with
+    ``memory.store_on(server.url)``; ``admin`` is the suite's client on it (CONFIG SET, INFO), as a
+    user whom the stores' restrictions do not bind."""
+
+    def __init__(self, server: ServerProcess):
+        self._server = server
+        self._admin: redis.Redis | None = None
+
+    @property
+    def url(self) -> str:
+        """The stores' URL (database 0)."""
+        return self._server.url
+
+    @property
+    def config(self) -> dict[str, str]:
+        """The config it was started with (the scenario's, over the private server's)."""
+        return dict(self._server.config)
+
+    @property
+    def admin(self) -> redis.Redis:
+        if self._admin is None:
+            self._admin = redis.Redis.from_url(self._server.admin_url, decode_responses=True)
+        return self._admin
+
+    def memory_info(self) -> dict[str, Any]:
+        """INFO memory (``used_memory``, ``maxmemory``, ...)."""
+        return self.admin.info("memory")
+
+    def restart(self, hard: bool = True) -> None:
+        """Kill the server (``hard``: SIGKILL, nothing saved on the way out) or shut it down (SIGTERM),
+        and start it again on the same port and directory (an append-only file is replayed). The
+        stores' connections die with it; they have to reconnect. A server that cannot be started
+        again skips the scenario: that is the machine's, not the store's."""
+        __tracebackhide__ = True
+        self._close_admin()
+        try:
+            self._server.restart(hard)
+        except BackendError as exc:
+            pytest.skip(f"the suite could not restart the scenario's own redis-server: {exc}")
+
+    def _close_admin(self) -> None:
+        admin, self._admin = self._admin, None
+        if admin is not None:
+            admin.close()
+
+    def stop(self) -> None:
+        try:
+            self._close_admin()
+        finally:
+            self._server.stop(hard=True)   # what it holds is the scenario's, thrown away
+
+
 class ScenarioContext:
     """What one scenario gets (fixture ``memory``): stores built afresh by the user's factory, and a
     view of the keys on the scenario's database. The database is flushed when the context is made,
@@ -179,6 +234,7 @@ class ScenarioContext:
         self._stores: list[Any] = []
         self._clients: list[Any] = []
         self._recipes: dict[StoreAdapter, StoreRecipe] = {}
+        self._servers: list[ScenarioServer] = []
         self.findings: list[str] = []
         self.reset()
         self._first_client_id = self._connection.admin.client_id()   # see kill_connections
@@ -236,6 +292,28 @@ class ScenarioContext:
             return self.store(**options)
         finally:
             self._connection = scenario_database
+
+    def own_server(self, config: dict[str, str] | None = None) -> ScenarioServer:
+        """A redis-server of the scenario's own, with ``config`` (redis.conf names and values:
+        ``{"maxmemory-policy": "noeviction"}``, ``{"appendonly": "yes", "appendfsync": "always"}``)
+        over the private server's (no persistence): the same binary as the run's private server, on a
+        free loopback port and in a directory of its own under the run's scratch directory. It dies
+        with the worker (a parent-death signal; a store that hangs gets the worker killed) and is
+        stopped by PID when the scenario ends, pass or fail. Without a server binary on PATH (a
+        ``--redis`` URL on a machine without redis-server) the scenario is skipped, saying so."""
+        __tracebackhide__ = True
+        binary = find_server_binary()
+        if binary is None:
+            pytest.skip("needs a redis-server of the scenario's own (its memory limit, its persistence and "
+                        "restarts are server-wide, so the suite never changes the server under test), and "
+                        "there is no redis-server or valkey-server on PATH: install one "
+                        "(apt-get install redis-server)")
+        try:
+            server = ScenarioServer(ServerProcess.start(binary, config, parent=str(self._worker.scratch)))
+        except BackendError as exc:
+            pytest.skip(f"the suite could not start a redis-server of the scenario's own: {exc}")
+        self._servers.append(server)
+        return server
 
     def append_within(self, store: StoreAdapter, session_id: str, messages: list[Message],
                       budget_s: float) -> TimedAppends:
@@ -421,20 +499,25 @@ class ScenarioContext:
         self._connection.admin.pexpire(key, milliseconds)
 
     def close(self) -> list[str]:
-        """Close the stores and their clients; return the keys left without a TTL."""
+        """Close the stores and their clients, stop the scenario's own servers; return the keys left
+        without a TTL."""
         __tracebackhide__ = True
-        for instance in self._stores:
-            close_quietly(instance, self.run_awaitable)
-        for client in self._clients:
-            try:
-                if self._binding.is_async:
-                    self.run_awaitable(client.aclose())
-                else:
-                    client.close()
-            except Exception:
-                pass
-        if self._loop is not None:
-            self._loop.close()
+        try:
+            for instance in self._stores:
+                close_quietly(instance, self.run_awaitable)
+            for client in self._clients:
+                try:
+                    if self._binding.is_async:
+                        self.run_awaitable(client.aclose())
+                    else:
+                        client.close()
+                except Exception:
+                    pass
+            if self._loop is not None:
+                self._loop.close()
+        finally:
+            for server in self._servers:
+                server.stop()
         return [k for k in self.keys() if self.pttl_ms(k) == -1][:KEYS_WITHOUT_TTL_PER_SCENARIO]
 
 
@@ -458,6 +541,7 @@ class ScenarioWorker:
         from hypothesis.configuration import set_hypothesis_home_dir
         set_hypothesis_home_dir(scratch / "hypothesis")   # not .hypothesis/ in the user's directory
         self.settings = settings
+        self.scratch = scratch         # the run's scratch directory, which the runner removes at the end
         self.dump_path = dump_path     # None when the scenarios run in the runner itself
         self.listing = listing         # --list: every scenario is skipped, saying whether it would run
         # the run's engines, in order: (name, its database); one engine is named ""

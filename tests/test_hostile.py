@@ -18,7 +18,7 @@ TIMEOUT = "4"              # the scenario timeout where it is the subject: long 
 # the stateful scenario is left out where it is not the subject: on a machine loaded by the tests
 # running beside it, it can take longer than TIMEOUT
 NOT_STATEFUL = ("--groups", "-stateful")
-ALL_BUT_ONE = {"total": 29, "passed": 21, "failed": 1, "skipped": 7, "errors": 0}
+ALL_BUT_ONE = {"total": 32, "passed": 24, "failed": 1, "skipped": 7, "errors": 0}
 
 
 def hostile(name):
@@ -106,6 +106,18 @@ def test_a_correct_store_slow_as_its_history_grows_passes_with_a_finding(run_sui
     assert budget == (f"appended {appended:,} of 3,000 messages within the 2 s budget; the history held all of "
                       f"them (a cap above {appended:,} would not show)")
     assert no_cap["duration_s"] < 2 + GRACE_S, no_cap
+
+
+def test_a_scenario_server_dies_with_a_worker_cut_off_in_its_scenario(run_suite):
+    """A store that hangs in a scenario that runs on a redis-server of its own: the worker is cut off,
+    and that server ends with it (run_suite checks that no process of the run is left)."""
+    result = run_suite("--store", hostile("HangsOnItsOwnServer"), "--call-timeout", CALL_TIMEOUT,
+                       "-k", "memory_is_full")
+    assert result.exit_code == 1, result.output
+    failure = result.summary["failures"][0]
+    assert failure["message"].startswith("the store's append('pressure', 'user', 'pressure 0001 "), failure
+    assert (f"did not return within {CALL_TIMEOUT} s during test_memory_pressure.py::"
+            "test_append_raises_when_memory_is_full") in failure["message"], failure
 
 
 def test_a_scenario_slow_throughout_is_cut_off_by_the_scenario_timeout(run_suite):
