@@ -38,6 +38,39 @@ class PinnedConnection(ListStore):
             pipe.execute()
 
 
+class ForgetsOnADroppedConnection(ListStore):
+    """Sends everything on one connection taken from the pool when built: an append that meets it
+    closed sends again (the connection reconnects), but a load that meets it closed returns an empty
+    history. A restart is met by the append that follows it, which reconnects before the load; a
+    connection the server closes between an append and a load makes that load forget everything."""
+
+    def __init__(self, redis, namespace, max_messages, ttl):
+        super().__init__(redis, namespace, max_messages, ttl)
+        self.connection = redis.connection_pool.get_connection()
+        self.lock = threading.Lock()
+
+    def command(self, *args):
+        self.connection.send_command(*args)
+        return self.connection.read_response()
+
+    def append(self, session_id, role, content):
+        key, raw = self.key(session_id), self.encode(role, content)
+        with self.lock:
+            try:
+                self.command("RPUSH", key, raw)
+            except redis.ConnectionError:   # closed before the push was sent: send it again
+                self.command("RPUSH", key, raw)
+            self.command("LTRIM", key, -self.max_messages, -1)
+            self.command("EXPIRE", key, self.ttl)
+
+    def read(self, key):
+        with self.lock:
+            try:
+                return self.command("LRANGE", key, 0, -1)
+            except redis.ConnectionError:
+                return []
+
+
 class ForgetsWhenDown(ListStore):
     """Loads an empty history when the server cannot be reached, so the conversation goes on (silent
     amnesia)."""
@@ -108,7 +141,9 @@ class RetriesItsTransaction(ListStore):
 
 
 CAUGHT_BY: dict[type, list[str]] = {
-    PinnedConnection: [RECONNECTS],
+    # a restart closes its connection too, and the append that meets it dead is lost the same way
+    PinnedConnection: [RECONNECTS, "test_a_restart_between_turns_loses_nothing"],
+    ForgetsOnADroppedConnection: [RECONNECTS],
     ForgetsWhenDown: [RAISES_WHEN_DOWN],
     BestEffortAppend: [RAISES_WHEN_DOWN],
     RetriesAppend: [LOST_REPLY],
