@@ -110,10 +110,10 @@ class Connection:
         # explicitly. A connection the server closed while idle is still replaced, before the command
         # is sent, by the pool's check that a connection it hands out has nothing to read: the sync
         # pool sees the close on the socket; the asyncio pool sees it once the event loop has read it
-        # (ScenarioContext.kill_connections lets the loop run, as a service's loop runs between
-        # requests), and in redis-py 8.1.0 only with maintenance notifications off: their default
-        # "auto" under RESP3 turns the check off, so the first command after the server closed an idle
-        # connection fails (redis/redis-py#4252, fixed by #4260 after 8.1.0).
+        # (ScenarioContext.idle lets it run after a kill or a restart, as a service's loop runs
+        # between requests), and in redis-py 8.1.0 only with maintenance notifications off: their
+        # default "auto" under RESP3 turns the check off, so the first command after the server closed
+        # an idle connection fails (redis/redis-py#4252, fixed by #4260 after 8.1.0).
         if asynchronous:
             return redis.asyncio.Redis.from_url(url, decode_responses=True, retry=AsyncRetry(NoBackoff(), 0),
                                                 **_without_maintenance_notifications())
