@@ -194,7 +194,7 @@ class ReplyDroppingProxy:
     def close(self) -> None:
         with self._lock:
             self._closing = True
-            links = list(self._links)
+            links, threads = list(self._links), list(self._threads)
         try:
             self._listener.shutdown(socket.SHUT_RDWR)   # wakes the accepting thread at once (Linux)
         except OSError:
@@ -202,7 +202,7 @@ class ReplyDroppingProxy:
         self._listener.close()
         for link in links:
             link.close()
-        for thread in self._threads:
+        for thread in threads:
             thread.join(JOIN_TIMEOUT_S)
 
     def _start(self, target, name: str, *args) -> None:
@@ -227,13 +227,13 @@ class ReplyDroppingProxy:
                 sock.settimeout(None)
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             link = _Link(client, server)
-            with self._lock:
+            with self._lock:   # close() sees every link and thread, or none of this one
                 if self._closing:
                     link.close()
                     return
                 self._links.append(link)
-            self._start(self._commands, "commands", link)
-            self._start(self._replies, "replies", link)
+                self._start(self._commands, "commands", link)
+                self._start(self._replies, "replies", link)
 
     def _doom(self, command: str) -> bool:
         """Whether ``command`` is the armed write (which disarms the proxy)."""

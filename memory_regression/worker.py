@@ -167,8 +167,9 @@ class ScenarioServer:
     ``memory.store_on(server.url)``; ``admin`` is the suite's client on it (CONFIG SET, INFO), as a
     user whom the stores' restrictions do not bind."""
 
-    def __init__(self, server: ServerProcess):
+    def __init__(self, server: ServerProcess, idle: Callable[[], None]):
         self._server = server
+        self._idle = idle   # the scenario's pause between requests (ScenarioContext.idle)
         self._admin: redis.Redis | None = None
 
     @property
@@ -202,6 +203,7 @@ class ScenarioServer:
             self._server.restart(hard)
         except BackendError as exc:
             pytest.skip(f"the suite could not restart the scenario's own redis-server: {exc}")
+        self._idle()
 
     def _close_admin(self) -> None:
         admin, self._admin = self._admin, None
@@ -309,7 +311,7 @@ class ScenarioContext:
                         "there is no redis-server or valkey-server on PATH: install one "
                         "(apt-get install redis-server)")
         try:
-            server = ScenarioServer(ServerProcess.start(binary, config, parent=str(self._worker.scratch)))
+            server = ScenarioServer(ServerProcess.start(binary, config, parent=str(self._worker.scratch)), self.idle)
         except BackendError as exc:
             pytest.skip(f"the suite could not start a redis-server of the scenario's own: {exc}")
         self._servers.append(server)
@@ -485,10 +487,16 @@ class ScenarioContext:
                   and int(client["id"]) > self._first_client_id
                   and client.get("cmd", "NULL").split("|")[0] not in HANDSHAKE_COMMANDS]
         killed = sum(admin.client_kill_filter(_id=client_id) for client_id in doomed)
-        if self._loop is not None:   # a service's event loop runs between requests and reads the server's
-            # close of an idle connection then; the scenario's runs only during the store's calls
-            self.run_awaitable(asyncio.sleep(0))
+        self.idle()
         return killed
+
+    def idle(self) -> None:
+        """A pause between requests, after the server closed the store's connections: an async
+        store's event loop runs once, as a service's runs between requests and reads those closes
+        then (the scenario's loop runs only during the store's calls), so that the client's pool
+        replaces the closed connections before sending, as it does in a service."""
+        if self._loop is not None:
+            self.run_awaitable(asyncio.sleep(0))
 
     def pttl_ms(self, key: str) -> int:
         __tracebackhide__ = True

@@ -96,9 +96,10 @@ def proxied(redis_server):
     admin.close()
 
 
-def test_the_proxy_forwards_everything_until_it_is_armed(proxied):
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_the_proxy_forwards_everything_until_it_is_armed(proxied, protocol):
     proxy, url, admin = proxied
-    with redis.Redis.from_url(url, decode_responses=True) as client:
+    with redis.Redis.from_url(url, decode_responses=True, protocol=protocol) as client:
         client.rpush("k", "a", "b" * 200_000)
         with client.pipeline(transaction=True) as pipe:
             pipe.rpush("k", "c").lrange("k", 0, 0).hgetall("none")
@@ -107,9 +108,10 @@ def test_the_proxy_forwards_everything_until_it_is_armed(proxied):
     assert proxy.disarm() is None and proxy.error is None
 
 
-def test_an_armed_proxy_drops_the_reply_to_exec_after_the_transaction_ran(proxied):
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_an_armed_proxy_drops_the_reply_to_exec_after_the_transaction_ran(proxied, protocol):
     proxy, url, admin = proxied
-    with redis.Redis.from_url(url, decode_responses=True) as client:
+    with redis.Redis.from_url(url, decode_responses=True, protocol=protocol) as client:
         client.get("warm")   # the connection is open: what follows is the transaction alone
         proxy.arm()
         client.lrange("k", 0, -1)   # a read: its reply comes through
