@@ -259,6 +259,7 @@ class ScenarioContext:
         return self._worker.counters[profile.name]
 
     def run_awaitable(self, awaitable: Any) -> Any:
+        __tracebackhide__ = True
         if self._loop is None:
             return asyncio.run(awaitable)
         return self._loop.run(awaitable)
