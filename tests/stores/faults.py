@@ -39,10 +39,11 @@ class PinnedConnection(ListStore):
 
 
 class ForgetsOnADroppedConnection(ListStore):
-    """Sends everything on one connection taken from the pool when built: an append that meets it
-    closed sends again (the connection reconnects), but a load that meets it closed returns an empty
-    history. A restart is met by the append that follows it, which reconnects before the load; a
-    connection the server closes between an append and a load makes that load forget everything."""
+    """Sends everything on one connection taken from the pool when built: an append first checks it,
+    as the pool checks a connection before handing it out, and reconnects when the server closed it
+    (it never sends a push twice), but a load that meets it closed returns an empty history. A
+    restart is met by the append that follows it, which reconnects before the load; a connection the
+    server closes between an append and a load makes that load forget everything."""
 
     def __init__(self, redis, namespace, max_messages, ttl):
         super().__init__(redis, namespace, max_messages, ttl)
@@ -57,9 +58,10 @@ class ForgetsOnADroppedConnection(ListStore):
         key, raw = self.key(session_id), self.encode(role, content)
         with self.lock:
             try:
-                self.command("RPUSH", key, raw)
-            except redis.ConnectionError:   # closed before the push was sent: send it again
-                self.command("RPUSH", key, raw)
+                self.connection.can_read()   # raises on a connection the server closed
+            except redis.ConnectionError:
+                self.connection.disconnect()   # the next command connects again
+            self.command("RPUSH", key, raw)
             self.command("LTRIM", key, -self.max_messages, -1)
             self.command("EXPIRE", key, self.ttl)
 
