@@ -26,11 +26,13 @@ import json
 import mmap
 import os
 import reprlib
+import secrets
 import select
 import shutil
 import signal
 import socket
 import struct
+import sys
 import tempfile
 import threading
 import time
@@ -45,6 +47,8 @@ FINISH_GRACE_S = 1.0             # time a worker gets to exit by itself once the
 POLL_S = 0.5                     # the longest the runner goes without reading the workers' call pages
 _TOOL_PATHS = ("/_pytest/", "/pluggy/", "/xdist/", "/execnet/", "/hypothesis/", "<frozen", "\"<string>\"",
                str(Path(__file__).resolve().parent) + os.sep)
+
+UNIX_PATH_LIMIT = 107   # bytes of a Unix socket's path (sun_path, less its terminating NUL)
 
 
 class WorkerChannel:
@@ -264,6 +268,9 @@ class Supervisor:
         self.in_process = in_process
         self.directory = Path(tempfile.mkdtemp(prefix="memory-regression-run-"))
         self.address = str(self.directory / "supervisor.sock")
+        if len(os.fsencode(self.address)) > UNIX_PATH_LIMIT and sys.platform == "linux":
+            # a long TMPDIR: Linux's abstract namespace, which has no file and no such limit
+            self.address = f"\0memory-regression-{os.getpid()}-{secrets.token_hex(8)}"
         self.workers: dict[str, WorkerState] = {}
         self.bound: dict[str, Any] | None = None          # the first store description a worker sent
         self.aborts: list[dict[str, Any]] = []            # workers that could not run the store

@@ -180,6 +180,16 @@ def test_report_dir_on_a_read_only_file_system(run_suite, tmp_path):
     assert "cannot be written: Read-only file system" in result.output
 
 
+def test_a_long_temporary_directory_is_no_problem(run_suite, tmp_path):
+    """The runner's channel from its workers is a Unix socket in its scratch directory, under TMPDIR;
+    a path past a socket's 107 bytes goes to Linux's abstract namespace instead of crashing."""
+    long_tmp = tmp_path / ("a-temporary-directory-with-a-long-name-" * 3)
+    long_tmp.mkdir()
+    result = run_suite("--store", GOOD, "--groups", "core", env={"TMPDIR": str(long_tmp)})
+    assert result.exit_code == 0, result.output
+    assert result.summary["totals"]["passed"] == result.summary["totals"]["total"] > 0
+
+
 def test_collect_only_is_not_a_pass(run_suite):
     result = run_suite("--store", GOOD, "--", "--collect-only")
     assert result.exit_code == 2, result.output
