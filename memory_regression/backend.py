@@ -1,15 +1,18 @@
-"""The Redis server under test: a private redis-server, an external URL, or fakeredis.
+"""The Redis server under test: a private redis-server, a private Redis Cluster, an external URL, or
+fakeredis.
 
 The runner owns the server (:class:`Backend`): ``--redis auto`` (default) starts a private server
 from a binary on PATH and falls back to fakeredis only with a warning that every report repeats;
-``server`` insists on a real server, ``fakeredis`` chooses the emulation, and a ``redis://`` URL
-uses an external server, on a database index that must be empty at the start unless
-``--allow-flush``. Each worker process reaches its own database through an :class:`Endpoint`,
-handed over as a plain mapping, and opens a :class:`Connection` on it.
+``server`` insists on a real server, ``cluster`` starts a private cluster of three masters (stores
+get ``RedisCluster`` clients), ``fakeredis`` chooses the emulation, and a ``redis://`` URL uses an
+external server, on a database index that must be empty at the start unless ``--allow-flush``.
+Each worker process reaches its own database through an :class:`Endpoint`, handed over as a plain
+mapping, and opens a :class:`Connection` on it.
 
-The private server dies with the runner, even when the runner is killed (a parent-death signal).
-Its default user, which stores connect as, may not run the commands that would destroy the suite's
-server (FLUSHALL, FLUSHDB, SHUTDOWN, CONFIG, DEBUG, ...): a store that tries gets Redis' NOPERM
+The private server (each node of the cluster) dies with the runner, even when the runner is killed
+(a parent-death signal). Its default user, which stores connect as, may not run the commands that
+would destroy the suite's server (FLUSHALL, FLUSHDB, SHUTDOWN, CONFIG, DEBUG, ...; on a cluster's
+nodes also the CLUSTER subcommands that would take it apart): a store that tries gets Redis' NOPERM
 error, which the suite reports as a finding that names the command. The suite itself connects as
 a user of its own, with a random password that is never printed.
 """
@@ -26,7 +29,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -43,6 +46,13 @@ SUITE_USER = "memory-regression-suite"
 # what a store may not run on the private server: each would destroy the suite's server or data
 FORBIDDEN_COMMANDS = ("flushall", "flushdb", "shutdown", "debug", "config", "swapdb", "save", "bgsave",
                       "bgrewriteaof", "replicaof", "slaveof", "failover", "acl", "module")
+# and on a cluster's nodes, what would take the cluster apart (a store's RedisCluster client needs the
+# rest of CLUSTER: SLOTS, SHARDS, NODES, to find which node holds which slot)
+FORBIDDEN_CLUSTER_COMMANDS = tuple(f"cluster|{name}" for name in (
+    "reset", "failover", "forget", "meet", "replicate", "addslots", "addslotsrange", "delslots",
+    "delslotsrange", "flushslots", "setslot", "set-config-epoch", "bumpepoch", "saveconfig"))
+CLUSTER_MASTERS = 3
+CLUSTER_SLOTS = 16384
 
 
 class BackendError(Exception):
@@ -58,7 +68,7 @@ class UnusableDatabase(Exception):
 class Endpoint:
     """How one worker reaches its database: stores get ``store_url``, the suite uses ``admin_url``."""
 
-    kind: str                 # "server" (private), "url" (external) or "fakeredis"
+    kind: str                 # "server" (private), "cluster" (private), "url" (external) or "fakeredis"
     store_url: str
     admin_url: str
 
@@ -90,6 +100,9 @@ class Connection:
             import fakeredis
             cls = fakeredis.FakeAsyncRedis if asynchronous else fakeredis.FakeRedis
             return cls(server=self._fake_server, decode_responses=True)
+        if self.endpoint.kind == "cluster":   # it retries on a new connection, and finds the slots anew
+            cls = redis.asyncio.RedisCluster if asynchronous else redis.RedisCluster
+            return cls.from_url(url, decode_responses=True)
         if asynchronous:   # redis-py 8.1's asyncio from_url does not reconnect when the server has closed
             # an idle connection (the sync pool does, before sending): one retry on a new connection
             return redis.asyncio.Redis.from_url(url, decode_responses=True, retry=AsyncRetry(NoBackoff(), 1))
@@ -97,10 +110,19 @@ class Connection:
 
     @property
     def admin(self) -> Any:
-        """The suite's own client, for flushing and inspecting keys and TTLs."""
+        """The suite's own client, for flushing and inspecting keys and TTLs (on a cluster, a
+        ``RedisCluster``: SCAN and FLUSHDB go to every master, a key's commands to its node)."""
         if self._admin is None:
             self._admin = self._client(self.endpoint.admin_url)
         return self._admin
+
+    def nodes(self) -> dict[str, Any]:
+        """The suite's client on each server, by node name: the one server, or every master of the
+        cluster (for what goes to one server, as CLIENT LIST and CLIENT KILL do)."""
+        admin = self.admin
+        if self.endpoint.kind != "cluster":
+            return {"": admin}
+        return {node.name: admin.get_redis_connection(node) for node in admin.get_primaries()}
 
     def flush(self) -> None:
         __tracebackhide__ = True
@@ -125,6 +147,7 @@ class Backend:
     secrets: tuple[str, ...] = ()
     _process: subprocess.Popen | None = None
     _workdir: str | None = None
+    _nodes: list["Backend"] = field(default_factory=list)   # a cluster's: each a private server
 
     def endpoint(self, slot: int) -> Endpoint:
         """The database of worker ``slot`` (0 .. max_workers - 1)."""
@@ -136,6 +159,10 @@ class Backend:
         """Why the server cannot be used right now, or None when it answers."""
         if self.kind == "fakeredis":
             return None
+        for node in self._nodes:
+            gone = node.problem()
+            if gone:
+                return gone
         if self._process is not None and self._process.poll() is not None:
             code = self._process.returncode
             how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
@@ -149,6 +176,9 @@ class Backend:
         return None
 
     def stop(self) -> None:
+        nodes, self._nodes = self._nodes, []
+        for node in nodes:
+            node.stop()
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
             process.terminate()
@@ -221,23 +251,31 @@ def _restrict_default_user(client: redis.Redis, password: str) -> str | None:
         client.execute_command("ACL", "SETUSER", SUITE_USER, "allchannels")
     except redis.ResponseError:
         pass   # Redis 6.0 allows every channel and does not know the word
-    for command in FORBIDDEN_COMMANDS:
+    _forbid_default_user(client, FORBIDDEN_COMMANDS)
+    return f"{SUITE_USER}:{password}"
+
+
+def _forbid_default_user(client: redis.Redis, commands: tuple[str, ...]) -> None:
+    for command in commands:
         try:
             client.execute_command("ACL", "SETUSER", "default", f"-{command}")
         except redis.ResponseError:
             pass   # a command this server version does not have
-    return f"{SUITE_USER}:{password}"
 
 
-def start_private_server(binary: str) -> Backend:
-    """Start ``binary`` on a free loopback port with no persistence; wait for PONG."""
+def start_private_server(binary: str, config: dict[str, str] | None = None,
+                         password: str | None = None) -> Backend:
+    """Start ``binary`` on a free loopback port with no persistence and ``config`` (``{"name":
+    "value"}``, as redis.conf's directives); wait for PONG. The suite's user gets ``password``, or a
+    random one."""
     workdir = tempfile.mkdtemp(prefix="memory-regression-redis-")
+    options = [arg for name, value in (config or {}).items() for arg in (f"--{name}", value)]
     last_error: Any = None
     for _attempt in range(3):  # a port taken between choosing and binding: choose again
         port = _free_port()
         process = subprocess.Popen(
             [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", workdir, "--daemonize", "no", "--protected-mode", "yes"],
+             *options, "--dir", workdir, "--daemonize", "no", "--protected-mode", "yes"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True,  # Ctrl-C reaches only the runner, which stops it by PID
             preexec_fn=_parent_death_signal())
@@ -249,7 +287,7 @@ def start_private_server(binary: str) -> Backend:
             try:
                 with redis.Redis.from_url(url, decode_responses=True) as client:
                     version = _server_version(client)
-                    password = secrets.token_hex(16)
+                    password = password or secrets.token_hex(16)
                     userinfo = _restrict_default_user(client, password)
                 backend.admin_url = url.replace("://", f"://{userinfo}@") if userinfo else url
                 backend.secrets = (password,)
@@ -264,6 +302,83 @@ def start_private_server(binary: str) -> Backend:
         last_error = output.strip()[-500:] or last_error
     shutil.rmtree(workdir, ignore_errors=True)
     raise BackendError(f"could not start {binary}: {last_error}")
+
+
+def start_cluster(binary: str) -> Backend:
+    """A Redis Cluster of CLUSTER_MASTERS masters, each a private server of its own (with a cluster
+    bus on a free port too) sharing the suite's password, the slots split evenly among them; ready
+    once every node says ``cluster_state:ok`` (about 2 s: a node takes no writes in its first 2 s).
+
+    One worker: a cluster has only database 0, which the suite flushes between scenarios, so two
+    workers would flush each other's keys mid-scenario."""
+    password = secrets.token_hex(16)
+    backend = Backend("cluster", "", "", secrets=(password,))
+    atexit.register(backend.stop)
+    try:
+        for _node in range(CLUSTER_MASTERS):
+            backend._nodes.append(_start_cluster_node(binary, password))
+        clients = [redis.Redis.from_url(node.admin_url, decode_responses=True) for node in backend._nodes]
+        try:
+            _join(clients)
+            for client in clients:
+                _forbid_default_user(client, FORBIDDEN_CLUSTER_COMMANDS)
+            version = _server_version(clients[0])
+        except redis.RedisError as exc:
+            raise BackendError(f"could not form a cluster of {binary}: {exc}") from None
+        finally:
+            for client in clients:
+                client.close()
+    except BaseException:
+        backend.stop()
+        raise
+    first = backend._nodes[0]
+    backend.url, backend.admin_url = first.url, first.admin_url
+    ports = ", ".join(str(urlsplit(node.url).port) for node in backend._nodes)
+    pids = ", ".join(str(node._process.pid) for node in backend._nodes)
+    backend.description = (f"{version} cluster of {CLUSTER_MASTERS} masters (private servers {binary}, "
+                           f"ports {ports}, pids {pids})")
+    return backend
+
+
+def _start_cluster_node(binary: str, password: str) -> Backend:
+    """One node: a private server with cluster mode on (needs Redis 7 or Valkey, which let the bus
+    port be chosen: by default it is the port + 10000, past 65535 for most free ports)."""
+    last_error: Exception | None = None
+    for _attempt in range(3):   # a bus port taken between choosing and binding: choose again
+        config = {"cluster-enabled": "yes", "cluster-port": str(_free_port()),
+                  "cluster-config-file": "nodes.conf", "cluster-node-timeout": "2000"}
+        try:
+            return start_private_server(binary, config, password)
+        except BackendError as exc:
+            last_error = exc
+            if "cluster-port" in str(exc):   # "Bad directive": a server before Redis 7
+                break
+    raise BackendError(f"{last_error} (a cluster node needs Redis 7 or later, or Valkey)")
+
+
+def _join(clients: list[redis.Redis]) -> None:
+    """Give each node its share of the slots, let every node meet every other one, and wait for
+    ``cluster_state:ok`` on all. Each meeting every other directly, rather than learning of some by
+    gossip, keeps the start at 2.1-2.3 s: a node that hears of a master before it can reach it
+    counts itself in a minority and waits out the node timeout again (3-5 s, one start in three)."""
+    for index, client in enumerate(clients):
+        first, last = index * CLUSTER_SLOTS // len(clients), (index + 1) * CLUSTER_SLOTS // len(clients) - 1
+        client.execute_command("CLUSTER", "ADDSLOTSRANGE", first, last)
+        client.execute_command("CLUSTER", "SET-CONFIG-EPOCH", index + 1)
+    addresses = [(client.connection_pool.connection_kwargs["port"], client.config_get("cluster-port")["cluster-port"])
+                 for client in clients]
+    for client, own in zip(clients, addresses):
+        for port, bus in addresses:
+            if (port, bus) != own:
+                client.execute_command("CLUSTER", "MEET", "127.0.0.1", port, bus)
+    deadline, states = time.monotonic() + START_TIMEOUT_S, []
+    while time.monotonic() < deadline:
+        states = [client.execute_command("CLUSTER", "INFO") for client in clients]
+        if all("cluster_state:ok" in state for state in states):
+            return
+        time.sleep(0.02)
+    raise BackendError(f"the cluster did not form within {START_TIMEOUT_S:g} s: "
+                       + "; ".join(state.split("\r\n")[0] for state in states))
 
 
 def fake_backend(warning: str | None) -> Backend:
@@ -281,7 +396,7 @@ def connect_url(url: str, allow_flush: bool) -> Backend:
     except ValueError as exc:
         raise BackendError(f"--redis {shown!r} is not a valid URL: {exc}") from None
     if parsed.scheme not in ("redis", "rediss", "unix"):
-        raise BackendError(f"--redis {shown!r}: expected auto, server, fakeredis or a redis:// URL")
+        raise BackendError(f"--redis {shown!r}: expected auto, server, cluster, fakeredis or a redis:// URL")
     backend = Backend("url", url, "", secrets=tuple(url_secrets(url)))
     try:
         with redis.Redis.from_url(url, decode_responses=True, socket_timeout=HEALTH_TIMEOUT_S,
@@ -312,6 +427,12 @@ def open_backend(choice: str, allow_flush: bool) -> Backend:
     """Resolve ``--redis`` to a running backend."""
     if choice == "fakeredis":
         return fake_backend(None)
+    if choice == "cluster":
+        binary = find_server_binary()
+        if not binary:
+            raise BackendError("--redis cluster: no redis-server or valkey-server on PATH "
+                               "(install one, e.g. apt-get install redis-server)")
+        return start_cluster(binary)
     if choice in ("auto", "server"):
         binary = find_server_binary()
         if binary:

@@ -53,7 +53,7 @@ OPTIONS: tuple[Option, ...] = (
            "count tokens as your store does: chars, words, approx, a tiktoken encoding, or "
            "module:function / file.py:function (the whole per-message cost)", "COUNTER"),
     Option("--redis", "auto", "auto (private server, else fakeredis with a warning), server, "
-           "fakeredis, or a redis:// URL", "BACKEND"),
+           "cluster (a private 3-master Redis Cluster), fakeredis, or a redis:// URL", "BACKEND"),
     Option("--allow-flush", False, "let the suite flush a non-empty database of --redis URL",
            is_switch=True),
     Option("--report-dir", "memory-reports", "where junit.xml, report.html, summary.md and "

@@ -50,6 +50,11 @@ GROWTH_RATIO = 3                 # the last tenth of the appends against the fir
 BARRIER_TIMEOUT_S = 10           # a writer or reader not started by then breaks a concurrency scenario's start
 GROWTH_FLOOR_S = 0.001           # and by at least this much per append (a fast store's append takes a tenth)
 
+# why a synchronous store on a cluster gets no client of another address (a server that is down)
+CLUSTER_CLIENT_CONNECTS = ("on a Redis Cluster, redis-py's synchronous RedisCluster client asks a node for the "
+                           "slot map when it is built and raises there, so a store cannot be handed a client of "
+                           "a cluster that is down: run this scenario with --redis server")
+
 
 @dataclass(frozen=True)
 class TimedAppends:
@@ -175,7 +180,8 @@ class ScenarioContext:
         self._recipes: dict[StoreAdapter, StoreRecipe] = {}
         self.findings: list[str] = []
         self.reset()
-        self._first_client_id = self._connection.admin.client_id()   # see kill_connections
+        # see kill_connections: on each server (each node of a cluster), the last connection opened so far
+        self._first_client_ids = {name: node.client_id() for name, node in self._connection.nodes().items()}
 
     def has(self, capability: Capability) -> bool:
         return capability in self.capabilities
@@ -217,9 +223,12 @@ class ScenarioContext:
 
     def store_on(self, url: str, **options: Any) -> StoreAdapter:
         """A store built as :meth:`store` builds it (``options`` are its arguments), whose client and
-        ``redis_url`` reach ``url`` instead of the scenario's database."""
+        ``redis_url`` reach ``url`` instead of the scenario's database. On a cluster, ``url`` is taken
+        for a cluster's, and a synchronous store skips the scenario: see CLUSTER_CLIENT_CONNECTS."""
         __tracebackhide__ = True
         scenario_database = self._connection
+        if scenario_database.endpoint.kind == "cluster" and not self._binding.is_async:
+            pytest.skip(CLUSTER_CLIENT_CONNECTS)
         self._connection = Connection(Endpoint(scenario_database.endpoint.kind, url, url))
         try:
             return self.store(**options)
@@ -349,18 +358,20 @@ class ScenarioContext:
 
     def kill_connections(self) -> int:
         """Close, server-side (CLIENT KILL), every connection of the stores' user on the scenario's
-        database, as a server's idle timeout, a proxy or a failover does; the suite's own connections
-        are spared. Returns how many were killed."""
+        database (on every node of a cluster), as a server's idle timeout, a proxy or a failover
+        does; the suite's own connections are spared. Returns how many were killed."""
         __tracebackhide__ = True
-        admin = self._connection.admin
-        own, db = admin.client_id(), admin.connection_pool.connection_kwargs.get("db", 0)
         user = urlsplit(self._connection.url).username or "default"
-        # Redis numbers connections in order: those opened before this scenario began (the runner's
-        # health check, another process's) are not its stores'
-        doomed = [client["id"] for client in admin.client_list(_type="normal")
-                  if int(client["db"]) == db and client.get("user", user) == user and int(client["id"]) != own
-                  and int(client["id"]) > self._first_client_id]
-        return sum(admin.client_kill_filter(_id=client_id) for client_id in doomed)
+        killed = 0
+        for name, node in self._connection.nodes().items():
+            own, db = node.client_id(), node.connection_pool.connection_kwargs.get("db", 0)
+            # Redis numbers connections in order: those opened before this scenario began (the runner's
+            # health check, another process's) are not its stores'
+            doomed = [client["id"] for client in node.client_list(_type="normal")
+                      if int(client["db"]) == db and client.get("user", user) == user and int(client["id"]) != own
+                      and int(client["id"]) > self._first_client_ids.get(name, 0)]
+            killed += sum(node.client_kill_filter(_id=client_id) for client_id in doomed)
+        return killed
 
     def pttl_ms(self, key: str) -> int:
         __tracebackhide__ = True
@@ -643,6 +654,9 @@ def describe_outcome(report: pytest.TestReport, excinfo: Any) -> dict[str, Any]:
         short += (" (the store decodes bytes, but the suite's redis client is built with "
                   "decode_responses=True and returns str: decode only bytes, or build your own client "
                   "from the redis_url parameter)")
+    hint = cluster_hint(exc)
+    if hint:
+        short += f" ({hint})"
     return _verdict(f"{origin} {short}", report.longreprtext[-DETAILS_LIMIT:])
 
 
@@ -666,6 +680,31 @@ def forbidden_command(exc: BaseException) -> str | None:
         if "no permissions to run the" in text:  # Redis' NOPERM error, as redis-py words it
             name = text.split("'")[1] if text.count("'") >= 2 else "a forbidden command"
             return name.upper()
+    return None
+
+
+# what a Redis Cluster answers, or redis-py's cluster client raises, when one transaction or script
+# touches keys of several hash slots (a script's undeclared key on another node: "non local key")
+CROSS_SLOT = re.compile(r"CROSSSLOT|hash to the same slot|must map to the same (key )?slot|non local key")
+CROSS_SLOT_HINT = (
+    "CROSSSLOT: a Redis Cluster runs one transaction (MULTI/EXEC) or script only on keys of one hash slot; "
+    "give all keys of a session one hash tag, the session id in braces, as in chat:{<session>}:messages "
+    "and chat:{<session>}:meta (only the part in braces is hashed), and declare every key a script "
+    "touches in KEYS")
+MOVED_HINT = (
+    "MOVED: on a Redis Cluster the key lives on another node, and the store's client is not "
+    "cluster-aware: use the client the suite passes, or build a redis.cluster.RedisCluster from redis_url "
+    "(RedisCluster.from_url; redis.asyncio.RedisCluster for an async store)")
+
+
+def cluster_hint(exc: BaseException) -> str | None:
+    """What to say when a store written for one server fails on a Redis Cluster: keys of one
+    transaction or script in several slots (CROSSSLOT), or a client that is not cluster-aware."""
+    for link in exception_chain(exc):
+        if CROSS_SLOT.search(f"{type(link).__name__}: {link}"):
+            return CROSS_SLOT_HINT
+        if isinstance(link, redis.exceptions.MovedError):
+            return MOVED_HINT
     return None
 
 
