@@ -196,6 +196,7 @@ class ScenarioContext:
         return self._worker.counters[profile.name]
 
     def run_awaitable(self, awaitable: Any) -> Any:
+        __tracebackhide__ = True
         if self._loop is None:
             return asyncio.run(awaitable)
         return self._loop.run(awaitable)
@@ -272,11 +273,13 @@ class ScenarioContext:
         barrier, done = threading.Barrier(len(writers) + readers, timeout=BARRIER_TIMEOUT_S), threading.Event()
 
         def write(messages: list[Message]) -> None:
+            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
             barrier.wait()
             for message in messages:
                 store.add(session_id, message)
 
         def read() -> None:
+            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
             barrier.wait()
             while not done.is_set():
                 seen.append(store.load(session_id))
@@ -297,14 +300,17 @@ class ScenarioContext:
     async def _tasks(store: StoreAdapter, session_id: str, writers: list[list[Message]],
                      readers: int) -> list[list[Message]]:
         """:meth:`concurrently` for an async store: tasks on one loop, interleaved at every await."""
+        __tracebackhide__ = True
         barrier, done, seen = asyncio.Barrier(len(writers) + readers), asyncio.Event(), []
 
         async def write(messages: list[Message]) -> None:
+            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
             await barrier.wait()
             for message in messages:
                 await store.aadd(session_id, message)
 
         async def read() -> None:
+            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
             await barrier.wait()
             while not done.is_set():
                 seen.append(await store.aload(session_id))
