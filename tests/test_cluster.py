@@ -19,6 +19,7 @@ from junitparser.xunit2 import JUnitXml
 from memory_regression.backend import SUITE_USER, open_backend
 from memory_regression.worker import CLUSTER_CLIENT_CONNECTS
 from tests.test_corpus import CORRECT_STORES
+from tests.test_frameworks import LANGCHAIN, LLAMA_INDEX, OPENAI_AGENTS
 
 pytestmark = pytest.mark.skipif(not shutil.which("redis-server"), reason="no redis-server on PATH")
 
@@ -91,6 +92,25 @@ def test_a_single_server_client_is_told_to_use_a_cluster_client(run_suite):
     assert result.exit_code == 1, result.output
     message = result.summary["failures"][0]["message"]
     assert "MovedError" in message and "build a redis.cluster.RedisCluster from redis_url" in message, message
+
+
+@pytest.mark.parametrize("spec, failure", [
+    (LANGCHAIN, None),
+    (LLAMA_INDEX, "the store raised RuntimeError: no running event loop"),
+    (OPENAI_AGENTS, "the store raised TypeError: RedisSession does not support transactions with RedisCluster "
+                    "clients."),
+], ids=["langchain", "llama-index", "openai-agents"])
+def test_the_libraries_on_a_cluster(run_suite, spec, failure):
+    """LangChain's history finds the cluster from its URL and builds a cluster client. LlamaIndex's
+    chat store (0.8.0) builds its async client in its sync constructor and, on a cluster URL, closes
+    the first one with ``asyncio.create_task`` outside any event loop: it cannot be built (the
+    failure shows its frames, not the suite's). OpenAI Agents' session refuses a cluster client."""
+    result = run_suite("--store", spec, *CLUSTER, "-k", "round_trip_keeps")
+    if failure is None:
+        assert result.exit_code == 0, result.output
+    else:
+        assert result.exit_code == 1, result.output
+        assert result.summary["failures"][0]["message"].startswith(failure), result.output
 
 
 def test_every_node_forbids_the_stores_user_what_would_destroy_the_cluster():
