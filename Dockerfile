@@ -14,7 +14,8 @@ COPY suite /src/suite
 RUN python3 -m venv /opt/memory-regression \
  && /opt/memory-regression/bin/pip install --no-cache-dir --disable-pip-version-check /src
 
-# -- runtime: Debian's python3 and redis-server, the environment from the build stage -------------
+# -- runtime: Debian's python3, redis-server and valkey-server (--redis server,valkey compares them
+#    offline), the environment from the build stage -----------------------------------------------
 FROM debian:trixie-slim
 ARG VERSION=0.1.0
 LABEL org.opencontainers.image.title="memory-regression" \
@@ -23,7 +24,7 @@ LABEL org.opencontainers.image.title="memory-regression" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="MIT"
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 redis-server ca-certificates \
+ && apt-get install -y --no-install-recommends python3 redis-server valkey-server ca-certificates \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log \
            /usr/share/doc/* /usr/share/man/*

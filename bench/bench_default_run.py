@@ -4,7 +4,8 @@ For each example store it runs the runner end to end in a subprocess RUNS times,
 two worker processes, with one (``-n 1``) and with the scenarios in the runner itself (``-n 0``),
 interleaved so that machine noise falls on all three alike (median wall time, scenarios per
 second); then once in this process (``-n 0``) with redis-py's send and receive timed, to give the
-share of the run spent waiting on Redis.
+share of the run spent waiting on Redis. Last, each scenario group's cost (its scenarios' durations
+summed), which is what ``--groups`` and the default set are chosen by.
 
     python bench/bench_default_run.py [--runs 5]
 """
@@ -33,8 +34,10 @@ WORKERS = {"2 workers (default)": [], "1 worker": ["-n", "1"], "in the runner": 
 
 
 def end_to_end(args, runs):
-    """Median wall time of each way of running, and the number of scenarios."""
+    """Median wall time of each way of running, the number of scenarios, and each group's median
+    cost (its scenarios' durations summed: worker time, which the two workers share)."""
     walls: dict[str, list[float]] = {name: [] for name in WORKERS}
+    groups: dict[str, list[float]] = {}
     scenarios = 0
     with tempfile.TemporaryDirectory() as reports:
         for _ in range(runs):
@@ -45,8 +48,15 @@ def end_to_end(args, runs):
                 walls[name].append(time.perf_counter() - started)
                 if done.returncode != 0:
                     raise SystemExit(f"run failed ({done.returncode}):\n{done.stdout[-3000:]}")
-                scenarios = json.loads((Path(reports) / "summary.json").read_text())["totals"]["total"]
-    return {name: statistics.median(values) for name, values in walls.items()}, scenarios
+                summary = json.loads((Path(reports) / "summary.json").read_text())
+                scenarios = summary["totals"]["total"]
+                costs: dict[str, float] = {}
+                for result in summary["results"]:
+                    costs[result["group"]] = costs.get(result["group"], 0.0) + (result["duration_s"] or 0.0)
+                for group, cost in costs.items():
+                    groups.setdefault(group, []).append(cost)
+    return ({name: statistics.median(values) for name, values in walls.items()}, scenarios,
+            {group: statistics.median(values) for group, values in groups.items()})
 
 
 def redis_share(args):
@@ -98,8 +108,9 @@ def main():
         return
     print(f"{'store':<14}{'scenarios':>10}" + "".join(f"{name:>22}" for name in WORKERS)
           + f"{'scenarios/s':>13}{'redis share':>13}")
+    group_costs = {}
     for name, args in STORES.items():
-        walls, scenarios = end_to_end(args, options.runs)
+        walls, scenarios, group_costs[name] = end_to_end(args, options.runs)
         child = subprocess.run([sys.executable, __file__, "--in-process", name], cwd=ROOT,
                                capture_output=True, text=True, timeout=300)
         timing = json.loads(child.stdout.strip().splitlines()[-1])
@@ -109,6 +120,12 @@ def main():
               + f"{scenarios / default:>13.1f}{share:>12.0%}")
     print(f"(median wall time of {options.runs} end-to-end runs each; scenarios/s of the default; redis share "
           "from one run in this process: time in redis-py send/receive/connect over the run's wall time)")
+    print()
+    print(f"{'group':<16}" + "".join(f"{name:>16}" for name in STORES))
+    for group in sorted({g for costs in group_costs.values() for g in costs}):
+        print(f"{group:<16}" + "".join(f"{group_costs[name].get(group, 0.0):>15.2f}s" for name in STORES))
+    print("(each group's scenarios' durations summed, median over all runs of a store: worker time, "
+          "which the workers share)")
 
 
 if __name__ == "__main__":

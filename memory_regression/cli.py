@@ -66,6 +66,18 @@ def _parser(options: Any, contract: str) -> argparse.ArgumentParser:
     return parser
 
 
+def attached_values(args: list[str], value_flags: set[str]) -> list[str]:
+    """``--groups -concurrency`` as ``--groups=-concurrency``: argparse takes an argument that starts
+    with a single '-' for a flag of its own, not for the value of the flag before it."""
+    attached: list[str] = []
+    for arg in args:
+        if attached and attached[-1] in value_flags and arg.startswith("-") and not arg.startswith("--"):
+            attached[-1] = f"{attached[-1]}={arg}"
+        else:
+            attached.append(arg)
+    return attached
+
+
 def rejected_arguments(rest: list[str], parser: argparse.ArgumentParser) -> str:
     """What to say about arguments the runner does not know, with the closest flag it does."""
     first = rest[0]
@@ -169,6 +181,7 @@ class Runner:
                   "--store app/memory.py:ChatMemory (see memory-regression --help)", file=sys.stderr)
             return int(Status.USAGE_ERROR.exit_code)
         try:
+            before = attached_values(before, {option.flag for option in OPTIONS if not option.is_switch})
             parsed, rest = parser.parse_known_args(before)
             values = vars(parsed)
             problem = rejected_arguments(rest, parser) if rest else None
@@ -185,7 +198,7 @@ class Runner:
         self.paths = None if self.listing else reports.ReportPaths(self.workdir / values["report_dir"])
         INTERRUPTS.check()   # from here on, an interrupt has reports to go to
         self.store = values["store"]
-        self.redactor = Redactor(url_secrets(str(values["redis"])))
+        self.redactor = Redactor([secret for entry in str(values["redis"]).split(",") for secret in url_secrets(entry)])
         if github.is_github_actions(self.environ):   # a run: step's log is as public as the action's
             for secret in self.redactor.secrets:
                 print(github.mask(secret), flush=True)

@@ -510,7 +510,7 @@ class StoreAdapter:
 
     def __init__(self, binding: StoreBinding, build: Callable[[str | None], Any], run: Callable[[Any], Any],
                  watch: Callable[[str, tuple], ContextManager[Any]] = lambda method, args: nullcontext()):
-        __tracebackhide__ = True   # building a shared store: its exception shows the store's frames
+        __tracebackhide__ = True   # a store that fails while it is built: its own frames are the story
         self.binding = binding
         self._build = build
         self._run = run      # runs an awaitable to completion on the scenario's event loop

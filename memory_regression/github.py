@@ -67,7 +67,7 @@ def inputs_as_args(environ: Mapping[str, str], flags: list[tuple[str, bool]],
             if value.lower() == "true":
                 args.append(flag)
         else:
-            args += [flag, value]
+            args.append(f"{flag}={value}")   # a value may start with '-' (-concurrency, -r file)
     return args, shlex.split(input_value(environ, "pytest-args"))
 
 
@@ -111,9 +111,11 @@ def annotations(summary: RunSummary, workspace: Path) -> list[str]:
     if summary.status not in (Status.PASSED, Status.FAILED):
         lines.append(annotation(summary.message or str(summary.status), f"memory regression: {summary.status}",
                                 relative, summary.store_line))
-    failures = summary.failures()
+    differing = {d["case"]: d["message"] for d in summary.engine_differences()} if summary.engines else {}
+    failures = sorted(summary.failures(), key=lambda f: f.case not in differing)   # the differences first
     room = MAX_ANNOTATIONS - len(lines)
-    lines += [annotation(f"{f.message}\n{f.details}".strip(), f"memory regression: {f.nodeid}",
+    lines += [annotation(f"{f.message}\n{f.details}".strip(), f"memory regression: {f.nodeid}"
+                         + (f" ({differing[f.case]})" if f.case in differing else ""),
                          relative, summary.store_line) for f in failures[:room]]
     if len(failures) > room:
         lines.append(f"::notice title=memory regression::{len(failures) - room} more failures: "
@@ -124,6 +126,7 @@ def annotations(summary: RunSummary, workspace: Path) -> list[str]:
 def outputs(summary: RunSummary, workspace: Path) -> dict[str, str]:
     values = {name: str(count) for name, count in summary.totals().items()}
     values["conformance-level"] = summary.conformance_level
+    values["engine-differences"] = str(len(summary.engine_differences()))
     values["junit-path"] = relative_path(summary.report_files.get("junit"), workspace) or ""
     values["html-path"] = relative_path(summary.report_files.get("html"), workspace) or ""
     return values

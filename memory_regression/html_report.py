@@ -9,8 +9,9 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from .groups import describe_groups
 from .reference import Listing, messages
-from .reports import headline
+from .reports import engines_line, headline, verdicts_differ
 from .results import NO_POINT, RunSummary, ScenarioResult, Status
 
 STYLE = """<style>
@@ -24,6 +25,9 @@ STYLE = """<style>
 .memory-matrix .failed, .memory-matrix .error {color: #b00; font-weight: bold}
 .memory-matrix .skipped {color: #888}
 .memory-warning {color: #b00}
+.memory-differs {border-left: 8px solid #b00; background: #fbeaea; padding: 4px 12px; margin: 8px 0; color: black}
+.memory-matrix td.differs {background: #fdd}
+.memory-matrix .engine {margin-right: 6px}
 .memory-verdict, .memory-diagnosis, .memory-diagnosis pre, .logwrapper .log
   {white-space: pre-wrap; overflow-wrap: anywhere}
 #results-table .memory-diff {table-layout: fixed; width: 100%; font-family: monospace; color: black}
@@ -41,7 +45,8 @@ def html_summary(summary: RunSummary) -> list[str]:
     pytest-html's "N tests took" line: that counts only passes and failures, not skips and errors),
     the run's facts, the matrix and a legend for it."""
     items = [("Store", summary.store), ("Shape", summary.shape), ("Capabilities", ", ".join(summary.capabilities)),
-             ("Conformance level", summary.conformance_level), ("Redis", summary.backend)]
+             ("Conformance level", summary.conformance_level), ("Redis", summary.backend),
+             ("Groups", describe_groups(summary.groups) if summary.groups else None)]
     items += [(f"Profile {p['name']}", f"budget {p['max_tokens']} tokens, counter {p['counter']}")
               for p in summary.profiles]
     kind = summary.status.value if summary.status in (Status.PASSED, Status.FAILED) else "other"
@@ -53,6 +58,11 @@ def html_summary(summary: RunSummary) -> list[str]:
     parts = [STYLE, "<div class='memory-summary'>", f"<div class='memory-verdict {kind}'>{''.join(banner)}</div>"]
     if summary.backend_warning:
         parts.append(f"<p class='memory-warning'><b>Warning:</b> {html.escape(summary.backend_warning)}</p>")
+    differences = summary.engine_differences() if summary.engines else []
+    if differences:
+        parts.append(f"<div class='memory-differs'><p><b>The engines differ on {len(differences)} scenarios:</b></p>"
+                     "<ul>" + "".join(f"<li><b>{html.escape(d['case'])}</b>: {html.escape(d['message'])}</li>"
+                                      for d in differences) + "</ul></div>")
     parts.append("<ul>" + "".join(f"<li><b>{html.escape(k)}:</b> {html.escape(str(v))}</li>"
                                   for k, v in items if v) + "</ul>")
     columns, rows = summary.matrix()
@@ -61,8 +71,7 @@ def html_summary(summary: RunSummary) -> list[str]:
                      + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>")
         for group, scenario, cells in rows:
             parts.append(f"<tr><td>{html.escape(group)}</td><td>{html.escape(scenario)}</td>"
-                         + "".join(f"<td class='{cells[c] if c in cells else 'none'}'>{cells.get(c, '')}</td>"
-                                   for c in columns) + "</tr>")
+                         + "".join(_cell(cells.get(c), bool(summary.engines)) for c in columns) + "</tr>")
         parts += ["</table>", _legend(columns, summary)]
     findings = summary.findings()
     if findings:
@@ -73,11 +82,26 @@ def html_summary(summary: RunSummary) -> list[str]:
     return [*parts, "</div>"]
 
 
+def _cell(cell: Any, several: bool) -> str:
+    """A matrix cell: the outcome, or with several engines the outcome on each, side by side."""
+    if cell is None:
+        return "<td class='none'></td>"
+    if not several:
+        return f"<td class='{cell}'>{cell}</td>"
+    marked = " differs" if verdicts_differ(cell) else ""
+    return (f"<td class='engines{marked}'>" + "".join(
+        f"<span class='engine {outcome}' title='{html.escape(engine)}'>{outcome}</span>"
+        for engine, outcome in cell.items()) + "</td>")
+
+
 def _legend(columns: list[str], summary: RunSummary) -> str:
     """What the matrix's columns and cells mean."""
     windows = [c for c in columns if c.startswith("N=")]
     profiles = [p["name"] for p in summary.profiles if p["name"] in columns]
     entries = [f"{NO_POINT}: scenarios that run once, not per window or profile"] if NO_POINT in columns else []
+    if summary.engines:
+        entries.append(f"each cell: the outcome on {engines_line(summary)}, in that order; a red cell: the verdicts "
+                       "differ between engines")
     if windows:
         entries.append(f"{', '.join(windows)}: count windows (max_messages)")
     if profiles:

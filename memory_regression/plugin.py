@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from . import reports
-from .backend import Endpoint
 from .contract import UsageError
+from .groups import suite_directory
 from .interrupts import INTERRUPTS
 from .redaction import Redactor
 from .results import RunSummary, Status
@@ -29,14 +29,6 @@ from .settings import SUITE_OPTIONS, Settings
 from .supervisor import WorkerChannel, dump_path
 from .worker import ScenarioWorker, prepare_worker_process
 
-
-
-def suite_directory() -> Path:
-    try:
-        from . import suite  # installed: the suite ships as memory_regression.suite
-        return Path(suite.__file__).resolve().parent
-    except ImportError:  # a checkout: suite/ beside the package
-        return Path(__file__).resolve().parent.parent / "suite"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -69,7 +61,7 @@ def worker_from_input(worker: str, given: dict) -> ScenarioWorker:
     prepare_worker_process()
     scratch = Path(given["scratch"])
     settings = Settings.from_mapping(given["settings"], Path(given["workdir"]))
-    return ScenarioWorker(settings, Endpoint(**given["endpoint"]), WorkerChannel(given["channel"], worker),
+    return ScenarioWorker(settings, given["endpoints"], WorkerChannel(given["channel"], worker),
                           Redactor(given["secrets"]), scratch, dump_path=dump_path(scratch, worker),
                           listing=given["listing"])
 

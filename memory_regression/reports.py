@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .capabilities import REGISTRY
 from .contract import UsageError
+from .groups import describe_groups
 from .redaction import Redactor
 from .results import LISTED_NOT_RUN, NO_POINT, Outcome, RunSummary
 
@@ -30,6 +31,7 @@ MAX_KEYS_WITHOUT_TTL = 200
 
 OUTCOME_MARK = {Outcome.PASSED: "✅", Outcome.FAILED: "❌", Outcome.ERROR: "💥", Outcome.SKIPPED: "⏭️"}
 OUTCOME_WORD = {Outcome.PASSED: "pass", Outcome.FAILED: "FAIL", Outcome.ERROR: "ERROR", Outcome.SKIPPED: "skip"}
+DIFFERS_MARK = "⚠️ "     # a scenario whose verdict differs between engines
 
 # characters XML 1.0 cannot hold, and control characters a Markdown page should not show raw
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -124,6 +126,22 @@ def _md_block(text: str) -> str:
     return _visible(text[:DETAILS_LIMIT]).replace("```", "'''")
 
 
+def engine_cell(cell: dict[str, Outcome], words: dict[Outcome, str], separator: str) -> str:
+    """A matrix cell of a run on several engines: the outcome on each, in the engines' order, marked
+    when the engines disagree on the verdict."""
+    text = separator.join(words[outcome] for outcome in cell.values())
+    return f"{DIFFERS_MARK}{text}" if verdicts_differ(cell) else text
+
+
+def verdicts_differ(cell: dict[str, Outcome]) -> bool:
+    outcomes = set(cell.values())
+    return Outcome.PASSED in outcomes and bool(outcomes & {Outcome.FAILED, Outcome.ERROR})
+
+
+def engines_line(summary: RunSummary) -> str:
+    return ", ".join(engine["title"] for engine in summary.engines)
+
+
 def render_markdown(summary: RunSummary) -> str:
     """summary.md: totals, conformance level, the matrix and the first failures, under 1 MiB."""
     lines = [f"## Memory regression: {summary.status}", ""]
@@ -132,6 +150,14 @@ def render_markdown(summary: RunSummary) -> str:
                   "```text", _md_block(summary.message), "```", ""]
     if summary.backend_warning:
         lines += [f"> ⚠️ {_md_escape(summary.backend_warning)}", ""]
+    differences = summary.engine_differences() if summary.engines else []
+    if differences:
+        lines += [f"> {DIFFERS_MARK}**The engines differ on {len(differences)} scenarios:**"]
+        lines += [f"> - `{_md_escape(d['case']).replace('`', '')}`: {_md_escape(d['message'])}"
+                  for d in differences[:FAILURES_IN_SUMMARY]]
+        if len(differences) > FAILURES_IN_SUMMARY:
+            lines.append(f"> - ... {len(differences) - FAILURES_IN_SUMMARY} more in summary.json")
+        lines.append("")
     lines += [
         f"- Store: `{_visible(summary.store or '(none)').replace('`', '')}`",
         f"- Capabilities: {', '.join(summary.capabilities) or 'unknown'}",
@@ -140,6 +166,7 @@ def render_markdown(summary: RunSummary) -> str:
         f"- Redis: {_md_escape(summary.backend or 'not started')}",
         f"- Window sizes: {', '.join(map(str, summary.window_sizes)) or NO_POINT}",
         f"- Window policy: {summary.window_policy or NO_POINT}",
+        *([f"- Groups: {describe_groups(summary.groups)}"] if summary.groups else []),
     ]
     for profile in summary.profiles:
         lines.append(f"- Profile `{profile['name']}`: budget {profile['max_tokens']} tokens, "
@@ -147,10 +174,14 @@ def render_markdown(summary: RunSummary) -> str:
     if summary.results:
         lines += ["", headline(summary), ""]
         columns, rows = summary.matrix()
+        if summary.engines:
+            lines += [f"Each cell: the outcome on {engines_line(summary)}, in that order "
+                      f"({DIFFERS_MARK}the verdicts differ).", ""]
         lines.append("| group | scenario | " + " | ".join(_md_escape(c) for c in columns) + " |")
         lines.append("|---|---|" + "---|" * len(columns))
         for group, scenario, cells in rows:
-            marks = [OUTCOME_MARK[cells[c]] if c in cells else "" for c in columns]
+            marks = [("" if c not in cells else engine_cell(cells[c], OUTCOME_MARK, " ") if summary.engines
+                      else OUTCOME_MARK[cells[c]]) for c in columns]
             lines.append(f"| {group} | `{scenario}` | " + " | ".join(marks) + " |")
     if summary.keys_without_ttl:
         shown = summary.keys_without_ttl[:20]
@@ -190,6 +221,7 @@ def render_listing(summary: RunSummary) -> str:
         lines.append(f"redis {summary.backend}")
     lines.append(f"window sizes: {', '.join(map(str, summary.window_sizes))}")
     lines.append(f"window policy: {summary.window_policy}")
+    lines.append(f"groups: {describe_groups(summary.groups)}")
     lines += [f"profile {p['name']}: {p['max_tokens']} tokens, counter {p['counter']}" for p in summary.profiles]
     would_run = [r for r in summary.results if r.message == LISTED_NOT_RUN]
     lines.append(f"scenarios: {len(would_run)} would run, {len(summary.results) - len(would_run)} "
@@ -214,16 +246,32 @@ def render_terminal(summary: RunSummary) -> str:
         lines.append(f"redis {summary.backend}")
     if summary.window_sizes:
         lines.append(f"window sizes {','.join(map(str, summary.window_sizes))}, policy {summary.window_policy}")
+    if summary.groups:
+        lines.append(f"groups {describe_groups(summary.groups)}")
     for profile in summary.profiles:
         lines.append(f"profile {profile['name']}: {profile['max_tokens']} tokens, {profile['counter']}")
+    differences = summary.engine_differences() if summary.engines else []
+    if differences:
+        lines.append(f"THE ENGINES DIFFER on {len(differences)} scenarios:")
+        lines += [f"  {DIFFERS_MARK}{d['case']}: {d['message']}" for d in differences[:FAILURES_IN_SUMMARY]]
+        if len(differences) > FAILURES_IN_SUMMARY:
+            lines.append(f"  ... {len(differences) - FAILURES_IN_SUMMARY} more in summary.json")
     if summary.results:
         lines.append(headline(summary))
         columns, rows = summary.matrix()
+        if summary.engines:
+            lines.append(f"each cell: the outcome on {engines_line(summary)}, in that order "
+                         f"({DIFFERS_MARK}the verdicts differ)")
+            texts = [[engine_cell(cells[c], OUTCOME_WORD, "/") if c in cells else "" for c in columns]
+                     for _g, _s, cells in rows]
+        else:
+            texts = [[OUTCOME_WORD[cells[c]] if c in cells else "" for c in columns] for _g, _s, cells in rows]
+        pad = 2 if summary.engines else 0   # "pass/skip" is wider than a column name
+        widths = [max(6, len(c), *(len(row[i]) + pad for row in texts)) for i, c in enumerate(columns)]
         width = max(len(s) for _g, s, _c in rows)
-        lines.append(" " * (width + 2) + "  ".join(f"{c:>{max(6, len(c))}}" for c in columns))
-        for _group, scenario, cells in rows:
-            lines.append(f"  {scenario:<{width}}" + "  ".join(
-                f"{OUTCOME_WORD[cells[c]] if c in cells else '':>{max(6, len(c))}}" for c in columns))
+        lines.append(" " * (width + 2) + "  ".join(f"{c:>{w}}" for c, w in zip(columns, widths)))
+        for (_group, scenario, _cells), row in zip(rows, texts):
+            lines.append(f"  {scenario:<{width}}" + "  ".join(f"{t:>{w}}" for t, w in zip(row, widths)))
     for result in summary.failures()[:FAILURES_IN_SUMMARY]:
         lines.append(f"  {OUTCOME_WORD[result.outcome]} {result.nodeid}: {result.message}")
     lines += [f"  finding {nodeid}: {text}" for nodeid, text in summary.findings()[:FINDINGS_SHOWN]]
@@ -288,6 +336,8 @@ def place_junit_cases(summary: RunSummary, path: Path, source_root: Path | None)
     tree = ElementTree.parse(path)
     suites = [tree.getroot()] if tree.getroot().tag == "testsuite" else tree.getroot().iter("testsuite")
     source = relative_path(summary.store_file, source_root) if source_root is not None else None
+    differing = {d["case"]: d["message"] for d in summary.engine_differences()} if summary.engines else {}
+    difference = {_junit_key(r.nodeid): differing[r.case] for r in summary.results if r.case in differing}
     for suite in suites:
         suite.set("name", suite_name(summary))
         for case in suite.iter("testcase"):
@@ -295,8 +345,20 @@ def place_junit_cases(summary: RunSummary, path: Path, source_root: Path | None)
                 case.set("file", source)
                 if summary.store_line:
                     case.set("line", str(summary.store_line))
+            message = difference.get((case.get("classname", "").rsplit(".", 1)[-1], case.get("name")))
+            if message:
+                properties = case.find("properties")
+                if properties is None:
+                    properties = ElementTree.SubElement(case, "properties")
+                ElementTree.SubElement(properties, "property", name="engine_difference", value=message)
     _unlink_symlink(path)
     tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def _junit_key(nodeid: str) -> tuple[str, str]:
+    """How junit.xml names a scenario: its module (the last part of ``classname``) and its name."""
+    path, _, name = nodeid.partition("::")
+    return path.rsplit("/", 1)[-1].removesuffix(".py"), name
 
 
 def write_all(summary: RunSummary, paths: ReportPaths, redactor: Redactor, source_root: Path | None = None) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import Enum, IntEnum
+from typing import Any
 
 
 class ExitCode(IntEnum):
@@ -72,18 +73,22 @@ class ScenarioResult:
     details: str = ""         # expected against actual, or the end of a traceback
     duration_s: float = 0.0
     findings: list[str] = field(default_factory=list)   # what the scenario measured or noted, pass or fail
+    engine: str = ""          # the engine it ran on, when the run has several (--redis server,fakeredis)
 
     @property
     def failed(self) -> bool:
         return self.outcome in (Outcome.FAILED, Outcome.ERROR)
 
+    @property
+    def case(self) -> str:
+        """Its id without the engine: the same on every engine (``test_x[N=5-fakeredis]`` is
+        ``test_x[N=5]``)."""
+        if not self.engine:
+            return self.nodeid
+        return self.nodeid.removesuffix(f"[{self.engine}]").replace(f"-{self.engine}]", "]")
+
 
 NO_POINT = "—"   # the matrix column of scenarios that run once, not per window or profile
-
-
-def scenario_group(path: str) -> str:
-    """A scenario's group, from its file: ``suite/test_count_window.py`` is ``count-window``."""
-    return path.rsplit("/", 1)[-1].removesuffix(".py").removeprefix("test_").replace("_", "-")
 
 
 @dataclass
@@ -98,8 +103,12 @@ class RunSummary:
     conformance_level: str = "none"
     backend: str | None = None
     backend_warning: str | None = None
+    # with several engines (--redis server,fakeredis): name, title ("server (redis 7.0.15)") and
+    # description of each, in the order given; empty with one
+    engines: list[dict] = field(default_factory=list)
     window_sizes: list[int] = field(default_factory=list)
     window_policy: str | None = None      # --window-policy as the settings name it; None before they are read
+    groups: list[str] = field(default_factory=list)   # the scenario groups chosen (--groups)
     profiles: list[dict] = field(default_factory=list)
     results: list[ScenarioResult] = field(default_factory=list)
     keys_without_ttl: list[str] = field(default_factory=list)
@@ -123,18 +132,51 @@ class RunSummary:
         """(nodeid, text) of every finding, in report order: coverage, growth, how far a budget reached."""
         return [(r.nodeid, text) for r in self.results for text in r.findings]
 
-    def matrix(self) -> tuple[list[str], list[tuple[str, str, dict[str, Outcome]]]]:
+    def matrix(self) -> tuple[list[str], list[tuple[str, str, dict[str, Any]]]]:
         """Columns (the run-once column, the windows, then the profiles, as configured) and rows
-        (group, scenario, point -> outcome), in the order the scenarios were collected."""
+        (group, scenario, point -> outcome), in the order the scenarios were collected. With several
+        engines a cell holds the outcome on each engine, side by side (engine name -> outcome, in
+        the engines' order)."""
         configured = [NO_POINT, *(f"N={n}" for n in self.window_sizes), *(p["name"] for p in self.profiles)]
+        order = {engine["name"]: index for index, engine in enumerate(self.engines)}
         seen: set[str] = set()
-        rows: dict[str, tuple[str, str, dict[str, Outcome]]] = {}
+        rows: dict[str, tuple[str, str, dict[str, Any]]] = {}
         for result in self.results:
             point = result.point or NO_POINT
             seen.add(point)
-            rows.setdefault(result.scenario, (result.group, result.scenario, {}))[2][point] = result.outcome
+            cells = rows.setdefault(result.scenario, (result.group, result.scenario, {}))[2]
+            if self.engines:
+                cell = cells.setdefault(point, {})
+                cell[result.engine] = result.outcome
+                cells[point] = dict(sorted(cell.items(), key=lambda item: order.get(item[0], len(order))))
+            else:
+                cells[point] = result.outcome
         columns = [c for c in configured if c in seen] + sorted(seen - set(configured))
         return columns, list(rows.values())
+
+    def engine_differences(self) -> list[dict[str, Any]]:
+        """Every scenario (at every window or profile) that passes on one engine and fails on
+        another: its case id, scenario, point, outcome per engine and what differs, worded
+        "passes on fakeredis 2.41.0, fails on server (redis 7.0.15)". Skips do not count: a
+        scenario that needs a real server is skipped on fakeredis, which is no difference of verdict."""
+        titles = {engine["name"]: engine["title"] for engine in self.engines}
+        cases: dict[str, list[ScenarioResult]] = {}
+        for result in self.results:
+            if result.engine:
+                cases.setdefault(result.case, []).append(result)
+        found = []
+        for case, results in cases.items():
+            passed = [titles.get(r.engine, r.engine) for r in results if r.outcome is Outcome.PASSED]
+            failed = [titles.get(r.engine, r.engine) for r in results if r.outcome is Outcome.FAILED]
+            errors = [titles.get(r.engine, r.engine) for r in results if r.outcome is Outcome.ERROR]
+            if not passed or not (failed or errors):
+                continue
+            words = [f"passes on {' and '.join(passed)}"]
+            words += [f"fails on {' and '.join(failed)}"] if failed else []
+            words += [f"errors on {' and '.join(errors)}"] if errors else []
+            found.append({"case": case, "scenario": results[0].scenario, "point": results[0].point,
+                          "outcomes": {r.engine: str(r.outcome) for r in results}, "message": ", ".join(words)})
+        return found
 
     def scenarios_by_capability(self) -> dict[str, list[str]]:
         """The scenarios that ran for each capability: those whose marker names it (core: no marker)."""
@@ -155,7 +197,17 @@ class RunSummary:
         data["totals"] = self.totals()
         data["capability_scenarios"] = self.scenarios_by_capability()
         data["matrix"] = {"columns": columns, "rows": [{"group": g, "scenario": s,
-                                                        "cells": {k: str(v) for k, v in c.items()}}
+                                                        "cells": {k: _cell_json(v) for k, v in c.items()}}
                                                        for g, s, c in rows]}
         data["failures"] = [r for r in data["results"] if r["outcome"] in ("failed", "error")]
+        if self.engines:   # a single engine's summary stays as it was
+            data["engine_differences"] = self.engine_differences()
+        else:
+            del data["engines"]
+            for result in data["results"]:
+                del result["engine"]
         return data
+
+
+def _cell_json(cell: Any) -> Any:
+    return {engine: str(outcome) for engine, outcome in cell.items()} if isinstance(cell, dict) else str(cell)

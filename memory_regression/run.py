@@ -17,12 +17,13 @@ from typing import Any, Callable
 import pytest
 
 from . import html_report, reports
-from .backend import Backend, BackendError, UnusableDatabase, open_backend
+from .backend import BackendError, BackendUsageError, Engines, open_engines
 from .capabilities import Capability, conformance_level
 from .interrupts import INTERRUPTS
 from .profiles import ModelProfile
+from .groups import scenario_group
 from .redaction import Redactor
-from .results import Outcome, RunSummary, ScenarioResult, Status, scenario_group
+from .results import Outcome, RunSummary, ScenarioResult, Status
 from .settings import Settings
 from .supervisor import DirectChannel, Supervisor
 from .worker import ScenarioWorker
@@ -41,10 +42,10 @@ class SuiteRun:
         self.rejected: str | None = None                    # pytest's complaint about its arguments
         self.paths = reports.ReportPaths(settings.report_dir)
         self.summary = RunSummary(store=settings.store_spec, window_sizes=list(settings.window_sizes),
-                                  window_policy=str(settings.window_policy),
+                                  window_policy=str(settings.window_policy), groups=list(settings.groups),
                                   profiles=[profile_fields(p) for p in settings.profiles])
         self.redactor = Redactor()
-        self.backend: Backend | None = None
+        self.engines: Engines | None = None
         self.supervisor: Supervisor | None = None
         self.results: dict[str, ScenarioResult] = {}
         self.collection_errors: list[str] = []
@@ -83,15 +84,18 @@ class SuiteRun:
                 config.option.htmlpath = str(self.paths.html)
                 config.option.self_contained_html = True
         try:
-            self.backend = open_backend(self.settings.redis_choice, self.settings.allow_flush)
-        except UnusableDatabase as exc:
+            self.engines = open_engines(self.settings.redis_choice, self.settings.allow_flush)
+        except BackendUsageError as exc:
             self.stop(Status.USAGE_ERROR, str(exc))
         except BackendError as exc:
             self.stop(Status.REDIS_ERROR, str(exc))
-        if self.backend is not None:
-            self.redactor = Redactor(list(self.backend.secrets))
-            self.summary.backend = self.backend.description
-            self.summary.backend_warning = self.backend.warning
+        if self.engines is not None:
+            self.redactor = Redactor(list(self.engines.secrets))
+            self.summary.backend = self.engines.description
+            self.summary.backend_warning = self.engines.warning
+            if len(self.engines) > 1:
+                self.summary.engines = [{"name": e.name, "title": e.title, "description": e.backend.description}
+                                        for e in self.engines]
         self.workers = self._worker_count(config)
         option = config.option
         option.numprocesses, option.tx = self.workers, ["popen"] * self.workers
@@ -103,7 +107,7 @@ class SuiteRun:
         self.supervisor.start()
         if not self.workers and self.stopped is None:
             config.pluginmanager.register(
-                ScenarioWorker(self.settings, self.backend.endpoint(0), DirectChannel(self.supervisor),
+                ScenarioWorker(self.settings, self.engines.endpoints(0), DirectChannel(self.supervisor),
                                self.redactor, self.supervisor.directory, listing=self.listing),
                 "memory-regression-worker")
 
@@ -117,7 +121,7 @@ class SuiteRun:
         wanted = option.numprocesses if isinstance(option.numprocesses, int) else DEFAULT_WORKERS
         if self.listing:
             wanted = min(wanted, 1)    # listing binds the store once
-        return max(0, min(wanted, self.backend.max_workers))
+        return max(0, min(wanted, self.engines.max_workers))
 
     def pytest_configure_node(self, node: Any) -> None:
         """What a worker needs: the settings as a mapping, its own database, and the channel."""
@@ -125,17 +129,17 @@ class SuiteRun:
         self.slots[node.gateway.id] = slot
         node.workerinput[WORKER_INPUT] = {
             "settings": self.settings.values, "workdir": str(self.settings.workdir),
-            "endpoint": self.backend.endpoint(slot).to_mapping(), "secrets": list(self.redactor.secrets),
+            "endpoints": self.engines.endpoints(slot), "secrets": list(self.redactor.secrets),
             "listing": self.listing,
             **self.supervisor.worker_input(),
         }
 
     def pytest_report_header(self) -> list[str]:
         lines = [f"store: {self.settings.store_spec}"]
-        if self.backend is not None:
-            lines.append(f"redis: {self.backend.description}")
-            if self.backend.warning:
-                lines.append(f"WARNING: {self.backend.warning}")
+        if self.engines is not None:
+            lines.append(f"redis: {self.engines.description}")
+            if self.engines.warning:
+                lines.append(f"WARNING: {self.engines.warning}")
         lines.append(f"workers: {self.workers or 'none (the store runs in this process)'}")
         return lines
 
@@ -203,8 +207,8 @@ class SuiteRun:
                                          "teardown", user_properties=report.user_properties)
             teardown.node = report.node   # junit.xml keys a test case by its worker too
             self.config.hook.pytest_runtest_logreport(report=teardown)
-        if report.failed and self.stopped is None and self.backend is not None:
-            problem = self.backend.problem()
+        if report.failed and self.stopped is None and self.engines is not None:
+            problem = self.engines.problem()
             if problem:
                 self.stop(Status.REDIS_ERROR, f"Redis went away during {report.nodeid}: {problem}")
             else:
@@ -241,15 +245,18 @@ class SuiteRun:
         if nodeid in self.results:
             return self.results[nodeid]
         self.supervisor.drain()
-        info = self.supervisor.scenarios.get(nodeid) or scenario_from_nodeid(nodeid)
-        return ScenarioResult(nodeid, info["scenario"], info["group"], info["point"], list(info["requires"]))
+        info = self.supervisor.scenarios.get(nodeid) or scenario_from_nodeid(
+            nodeid, engine_of(nodeid, [e.name for e in self.engines] if self.engines else []))
+        return ScenarioResult(nodeid, info["scenario"], info["group"], info["point"], list(info["requires"]),
+                              engine=info["engine"])
 
     def _properties(self, result: ScenarioResult) -> list[tuple[str, str]]:
         window = result.point.removeprefix("N=") if result.point.startswith("N=") else ""
         profile = result.point if result.point and not window else ""
         return [("scenario", result.scenario), ("group", result.group),
                 ("capability", "+".join(result.requires) or "core"), ("window", window),
-                ("profile", profile), ("backend", self.summary.backend or "")]
+                ("profile", profile), ("backend", self.summary.backend or ""),
+                *([("engine", result.engine)] if result.engine else [])]
 
     # -- the end -----------------------------------------------------------------------------------
     @pytest.hookimpl(tryfirst=True)
@@ -310,7 +317,14 @@ class SuiteRun:
         if exitstatus == pytest.ExitCode.INTERRUPTED:   # -x or --maxfail stopped it at a failure
             return Status.FAILED, "the run stopped at the first failures (-x or --maxfail): later scenarios did not run"
         if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            return (Status.FAILED, None) if self.summary.failures() else (Status.PASSED, None)
+            if not self.summary.failures():
+                return Status.PASSED, None
+            differences = self.summary.engine_differences() if self.summary.engines else []
+            if differences:
+                first = differences[0]
+                return Status.FAILED, (f"the engines differ on {len(differences)} scenarios: {first['case']} "
+                                       f"{first['message']}" + ("; ..." if len(differences) > 1 else ""))
+            return Status.FAILED, None
         return Status.USAGE_ERROR, f"pytest stopped with exit status {exitstatus}"
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -352,8 +366,8 @@ class SuiteRun:
         if self.supervisor is not None:
             self.supervisor.stop()
             self.supervisor = None
-        if self.backend is not None:
-            self.backend.stop()
+        if self.engines is not None:
+            self.engines.stop()
 
 
 def profile_fields(profile: ModelProfile) -> dict[str, Any]:
@@ -370,8 +384,19 @@ def report_order(nodeids: list[str]) -> dict[str, int]:
     return {nodeid: index for index, nodeid in enumerate(ordered)}
 
 
-def scenario_from_nodeid(nodeid: str) -> dict[str, Any]:
+def engine_of(nodeid: str, engines: list[str]) -> str:
+    """The engine a scenario's id ends in (``test_x[N=5-fakeredis]``), "" with a single engine."""
+    for name in engines:
+        if name and (nodeid.endswith(f"-{name}]") or nodeid.endswith(f"[{name}]")):
+            return name
+    return ""
+
+
+def scenario_from_nodeid(nodeid: str, engine: str = "") -> dict[str, Any]:
     """What can be said of a scenario no worker described (it crashed before it started)."""
     path, _, name = nodeid.partition("::")
     scenario, _, point = name.partition("[")
-    return {"scenario": scenario, "group": scenario_group(path), "point": point.rstrip("]"), "requires": []}
+    point = point.rstrip("]")
+    if engine:
+        point = point.removesuffix(engine).removesuffix("-")
+    return {"scenario": scenario, "group": scenario_group(path), "point": point, "requires": [], "engine": engine}

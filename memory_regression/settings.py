@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from .backend import engine_names
 from .contract import UsageError
+from .groups import DEFAULT, parse_groups
 from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_profiles
 from .redaction import redact_url
 from .reference import SUFFIX_NAME, Rule, WindowPolicy
@@ -52,8 +54,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("--token-counter", None,
            "count tokens as your store does: chars, words, approx, a tiktoken encoding, or "
            "module:function / file.py:function (the whole per-message cost)", "COUNTER"),
-    Option("--redis", "auto", "auto (private server, else fakeredis with a warning), server, "
-           "cluster (a private 3-master Redis Cluster), fakeredis, or a redis:// URL", "BACKEND"),
+    Option("--groups", DEFAULT, "scenario groups to run, comma-separated: names (core, count-window, "
+           "concurrency, ...; --list shows them), all, default, or -name to leave one out "
+           "(default,-concurrency)", "GROUPS"),
+    Option("--redis", "auto", "auto (private server, else fakeredis with a warning), server, valkey, "
+           "cluster (a private 3-master Redis Cluster), fakeredis, image:NAME (a container image's server, "
+           "through Docker), or a redis:// URL; several, comma-separated (server,fakeredis), run every "
+           "scenario on each and compare", "ENGINES"),
     Option("--allow-flush", False, "let the suite flush a non-empty database of --redis URL",
            is_switch=True),
     Option("--report-dir", "memory-reports", "where junit.xml, report.html, summary.md and "
@@ -93,6 +100,7 @@ class Settings:
     store_spec: str
     window_sizes: tuple[int, ...]
     window_policy: WindowPolicy
+    groups: tuple[str, ...]
     profiles: tuple[ModelProfile, ...]
     token_counter: str | None
     redis_choice: str
@@ -112,6 +120,10 @@ class Settings:
         if not store:
             raise UsageError("no store given: pass --store path/to/file.py:NAME or package.module:NAME")
         profiles = load_profiles(str(values["model_profiles"]), workdir)
+        try:
+            engine_names(str(values["redis"]))
+        except ValueError as exc:
+            raise UsageError(f"--redis {redact_url(str(values['redis']))!r}: {exc}") from None
         counter = values["token_counter"] or None
         if counter and ":" not in counter:
             check_counter_name(counter, "--token-counter")
@@ -119,6 +131,7 @@ class Settings:
             store_spec=store,
             window_sizes=parse_window_sizes(values["window_sizes"]),
             window_policy=parse_window_policy(values["window_policy"]),
+            groups=parse_groups(values["groups"]),
             profiles=tuple(profiles),
             token_counter=counter,
             redis_choice=str(values["redis"]),

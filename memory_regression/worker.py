@@ -25,19 +25,20 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Awaitable, Callable, Iterator
 from urllib.parse import urlsplit
 
 import pytest
 import redis
 
-from .backend import Connection, Endpoint, die_with_parent
+from .backend import BackendError, Connection, Endpoint, ServerProcess, die_with_parent, find_server_binary
 from .capabilities import Capability, UnknownCapability, detect, lookup, skip_reason
 from .contract import Message, StoreAdapter, StoreBinding, UsageError, bind_store, close_quietly, load_object
 from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .redaction import Redactor
 from .reference import HistoryMismatch
-from .results import LISTED_NOT_RUN, Status, scenario_group
+from .groups import scenario_group
+from .results import LISTED_NOT_RUN, Status
 from .settings import ROOMY_TTL_S, WINDOWLESS, Settings
 from .supervisor import CallPage, call_page_path
 
@@ -47,8 +48,11 @@ KEYS_WITHOUT_TTL_PER_SCENARIO = 50   # keys without TTL noted per scenario
 BUDGET_SHARE = 4                 # a scenario's time budget is at most this part of the scenario timeout
 GROWTH_SAMPLES = 50              # appends needed before a growth of their time is judged
 GROWTH_RATIO = 3                 # the last tenth of the appends against the first: a growth from this factor
+RELEASE_POLL_S = 0.002          # how often readers look whether writer processes were released
 BARRIER_TIMEOUT_S = 10           # a writer or reader not started by then breaks a concurrency scenario's start
 GROWTH_FLOOR_S = 0.001           # and by at least this much per append (a fast store's append takes a tenth)
+# a connection's last command (CLIENT LIST's cmd, its first word) until it has run one of its own
+HANDSHAKE_COMMANDS = frozenset({"NULL", "hello", "auth", "client", "select"})
 
 # why a synchronous store on a cluster gets no client of another address (a server that is down)
 CLUSTER_CLIENT_CONNECTS = ("on a Redis Cluster, redis-py's synchronous RedisCluster client asks a node for the "
@@ -111,6 +115,7 @@ def counter_for(settings: Settings, profile: ModelProfile | None) -> TokenCounte
 
 
 _writer_barrier: Any = None   # in a writer process: the barrier that releases the writers together
+_writers_released: Any = None  # ... and the event it sets once they are released, which readers wait for
 
 
 class WriterFailed(Exception):
@@ -118,14 +123,14 @@ class WriterFailed(Exception):
     the worker for it."""
 
 
-def run_writer(worker: int, barrier: Any, outcomes: Any, recipe: "StoreRecipe", session_id: str,
+def run_writer(worker: int, barrier: Any, released: Any, outcomes: Any, recipe: "StoreRecipe", session_id: str,
                messages: list[Message]) -> None:
     """A writer process of :meth:`ScenarioContext.in_processes`: it dies with the worker that started
     it, writes (:func:`write_in_process`), reports None or its exception on ``outcomes``, and ends at
     once, so that a thread the store left running cannot keep it alive."""
-    global _writer_barrier
+    global _writer_barrier, _writers_released
     prepare_worker_process(parent=worker)
-    _writer_barrier = barrier
+    _writer_barrier, _writers_released = barrier, released
     try:
         write_in_process(recipe, session_id, messages)
         outcomes.put(None)
@@ -153,10 +158,66 @@ def write_in_process(recipe: StoreRecipe, session_id: str, messages: list[Messag
         store = adapter(bind(recipe.settings, lambda binding: adapter(binding).instance_for(session_id)))
         instance = store.instance_for(session_id)
         _writer_barrier.wait()
+        _writers_released.set()
         for message in messages:
             store.add(session_id, message)
         for resource in (instance, *clients):
             close_quietly(resource, loop.run)
+
+
+class ScenarioServer:
+    """A redis-server of one scenario's own (:meth:`ScenarioContext.own_server`), for what is
+    server-wide and so may not touch the run's server, which the other workers share: its memory
+    limit and eviction policy, its persistence, a restart. A store is built on it with
+    ``memory.store_on(server.url)``; ``admin`` is the suite's client on it (CONFIG SET, INFO), as a
+    user whom the stores' restrictions do not bind."""
+
+    def __init__(self, server: ServerProcess):
+        self._server = server
+        self._admin: redis.Redis | None = None
+
+    @property
+    def url(self) -> str:
+        """The stores' URL (database 0)."""
+        return self._server.url
+
+    @property
+    def config(self) -> dict[str, str]:
+        """The config it was started with (the scenario's, over the private server's)."""
+        return dict(self._server.config)
+
+    @property
+    def admin(self) -> redis.Redis:
+        if self._admin is None:
+            self._admin = redis.Redis.from_url(self._server.admin_url, decode_responses=True)
+        return self._admin
+
+    def memory_info(self) -> dict[str, Any]:
+        """INFO memory (``used_memory``, ``maxmemory``, ...)."""
+        return self.admin.info("memory")
+
+    def restart(self, hard: bool = True) -> None:
+        """Kill the server (``hard``: SIGKILL, nothing saved on the way out) or shut it down (SIGTERM),
+        and start it again on the same port and directory (an append-only file is replayed). The
+        stores' connections die with it; they have to reconnect. A server that cannot be started
+        again skips the scenario: that is the machine's, not the store's."""
+        __tracebackhide__ = True
+        self._close_admin()
+        try:
+            self._server.restart(hard)
+        except BackendError as exc:
+            pytest.skip(f"the suite could not restart the scenario's own redis-server: {exc}")
+
+    def _close_admin(self) -> None:
+        admin, self._admin = self._admin, None
+        if admin is not None:
+            admin.close()
+
+    def stop(self) -> None:
+        try:
+            self._close_admin()
+        finally:
+            self._server.stop(hard=True)   # what it holds is the scenario's, thrown away
 
 
 class ScenarioContext:
@@ -164,11 +225,11 @@ class ScenarioContext:
     view of the keys on the scenario's database. The database is flushed when the context is made,
     so every key seen belongs to the scenario."""
 
-    def __init__(self, worker: "ScenarioWorker", nodeid: str):
+    def __init__(self, worker: "ScenarioWorker", nodeid: str, engine: str = ""):
         __tracebackhide__ = True   # a failure here is the store's or Redis', not the suite's
         self._worker = worker
         self._binding: StoreBinding = worker.binding
-        self._connection: Connection = worker.connection
+        self._connection: Connection = worker.connections[engine or worker.engine_names[0]]
         self.namespace = "mrs:" + hashlib.sha1(nodeid.encode()).hexdigest()[:8] + ":"
         self.capabilities: frozenset[Capability] = worker.capabilities
         self.window_sizes: tuple[int, ...] = worker.settings.window_sizes
@@ -178,10 +239,21 @@ class ScenarioContext:
         self._stores: list[Any] = []
         self._clients: list[Any] = []
         self._recipes: dict[StoreAdapter, StoreRecipe] = {}
+        self._servers: list[ScenarioServer] = []
         self.findings: list[str] = []
         self.reset()
         # see kill_connections: on each server (each node of a cluster), the last connection opened so far
         self._first_client_ids = {name: node.client_id() for name, node in self._connection.nodes().items()}
+
+    @property
+    def url(self) -> str:
+        """The scenario database's URL, as stores are given it."""
+        return self._connection.url
+
+    @property
+    def cluster(self) -> bool:
+        """Whether the scenario runs on a Redis Cluster (stores get RedisCluster clients)."""
+        return self._connection.endpoint.kind == "cluster"
 
     def has(self, capability: Capability) -> bool:
         return capability in self.capabilities
@@ -225,16 +297,41 @@ class ScenarioContext:
     def store_on(self, url: str, **options: Any) -> StoreAdapter:
         """A store built as :meth:`store` builds it (``options`` are its arguments), whose client and
         ``redis_url`` reach ``url`` instead of the scenario's database. On a cluster, ``url`` is taken
-        for a cluster's, and a synchronous store skips the scenario: see CLUSTER_CLIENT_CONNECTS."""
+        for a cluster's (but for the scenario's own server's), and a synchronous store skips the
+        scenario: see CLUSTER_CLIENT_CONNECTS."""
         __tracebackhide__ = True
-        scenario_database = self._connection
-        if scenario_database.endpoint.kind == "cluster" and not self._binding.is_async:
+        scenario_database, kind = self._connection, self._connection.endpoint.kind
+        if kind == "cluster" and any(url == server.url for server in self._servers):
+            kind = "server"   # a scenario's own server is a single one, whatever the engine
+        elif kind == "cluster" and not self._binding.is_async:
             pytest.skip(CLUSTER_CLIENT_CONNECTS)
-        self._connection = Connection(Endpoint(scenario_database.endpoint.kind, url, url))
+        self._connection = Connection(Endpoint(kind, url, url))
         try:
             return self.store(**options)
         finally:
             self._connection = scenario_database
+
+    def own_server(self, config: dict[str, str] | None = None) -> ScenarioServer:
+        """A redis-server of the scenario's own, with ``config`` (redis.conf names and values:
+        ``{"maxmemory-policy": "noeviction"}``, ``{"appendonly": "yes", "appendfsync": "always"}``)
+        over the private server's (no persistence): the same binary as the run's private server, on a
+        free loopback port and in a directory of its own under the run's scratch directory. It dies
+        with the worker (a parent-death signal; a store that hangs gets the worker killed) and is
+        stopped by PID when the scenario ends, pass or fail. Without a server binary on PATH (a
+        ``--redis`` URL on a machine without redis-server) the scenario is skipped, saying so."""
+        __tracebackhide__ = True
+        binary = find_server_binary()
+        if binary is None:
+            pytest.skip("needs a redis-server of the scenario's own (its memory limit, its persistence and "
+                        "restarts are server-wide, so the suite never changes the server under test), and "
+                        "there is no redis-server or valkey-server on PATH: install one "
+                        "(apt-get install redis-server)")
+        try:
+            server = ScenarioServer(ServerProcess.start(binary, config, parent=str(self._worker.scratch)))
+        except BackendError as exc:
+            pytest.skip(f"the suite could not start a redis-server of the scenario's own: {exc}")
+        self._servers.append(server)
+        return server
 
     def append_within(self, store: StoreAdapter, session_id: str, messages: list[Message],
                       budget_s: float) -> TimedAppends:
@@ -269,8 +366,7 @@ class ScenarioContext:
         store.instance_for(session_id)   # a per-session store is built once, before the race
         if self._loop is not None:
             return self.run_awaitable(self._tasks(store, session_id, writers, readers))
-        seen: list[list[Message]] = []
-        barrier, done = threading.Barrier(len(writers) + readers, timeout=BARRIER_TIMEOUT_S), threading.Event()
+        barrier = threading.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S)
 
         def write(messages: list[Message]) -> None:
             __tracebackhide__ = True   # a store's exception shows the store's frames, not these
@@ -278,30 +374,20 @@ class ScenarioContext:
             for message in messages:
                 store.add(session_id, message)
 
-        def read() -> None:
-            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
-            barrier.wait()
-            while not done.is_set():
-                seen.append(store.load(session_id))
-
-        with ThreadPoolExecutor(len(writers) + readers) as pool:
-            reading = [pool.submit(read) for _ in range(readers)]
+        with ThreadPoolExecutor(len(writers)) as pool:
             writing = [pool.submit(write, messages) for messages in writers]
-            try:
+
+            def written() -> None:
+                __tracebackhide__ = True   # a writer's exception shows the store's frames, not these
                 for future in writing:
                     future.result()
-            finally:
-                done.set()
-            for future in reading:
-                future.result()
-        return seen
+            return self._reading_while(store, session_id, readers, written)
 
-    @staticmethod
-    async def _tasks(store: StoreAdapter, session_id: str, writers: list[list[Message]],
+    async def _tasks(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
                      readers: int) -> list[list[Message]]:
         """:meth:`concurrently` for an async store: tasks on one loop, interleaved at every await."""
         __tracebackhide__ = True
-        barrier, done, seen = asyncio.Barrier(len(writers) + readers), asyncio.Event(), []
+        barrier = asyncio.Barrier(len(writers))
 
         async def write(messages: list[Message]) -> None:
             __tracebackhide__ = True   # a store's exception shows the store's frames, not these
@@ -309,42 +395,90 @@ class ScenarioContext:
             for message in messages:
                 await store.aadd(session_id, message)
 
+        return await self._areading_while(store, session_id, readers,
+                                          asyncio.gather(*(write(messages) for messages in writers)))
+
+    def _reading_while(self, store: StoreAdapter, session_id: str, readers: int, writing: Callable[[], Any],
+                       released: Any = None) -> list[list[Message]]:
+        """Call ``writing`` (it returns when the writers are done, raising a writer's exception) while
+        ``readers`` readers load ``session_id`` over and over, from the moment ``released`` (an event,
+        if given) is set; return what they loaded. Readers are threads for a sync store, tasks on the
+        scenario's event loop for an async one."""
+        __tracebackhide__ = True
+        if self._loop is not None:
+            return self.run_awaitable(self._areading_while(store, session_id, readers, asyncio.to_thread(writing),
+                                                           released))
+        seen: list[list[Message]] = []
+        done = threading.Event()
+
+        def read() -> None:
+            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
+            while not done.is_set():
+                if released is None or released.wait(RELEASE_POLL_S):
+                    seen.append(store.load(session_id))
+
+        with ThreadPoolExecutor(max(readers, 1)) as pool:
+            reading = [pool.submit(read) for _ in range(readers)]
+            try:
+                writing()
+            finally:
+                done.set()
+            for future in reading:
+                future.result()
+        return seen
+
+    @staticmethod
+    async def _areading_while(store: StoreAdapter, session_id: str, readers: int, writing: Awaitable[Any],
+                              released: Any = None) -> list[list[Message]]:
+        """:meth:`_reading_while` for an async store: ``writing`` is awaited while reader tasks load."""
+        __tracebackhide__ = True
+        done, seen = asyncio.Event(), []
+
         async def read() -> None:
             __tracebackhide__ = True   # a store's exception shows the store's frames, not these
-            await barrier.wait()
             while not done.is_set():
-                seen.append(await store.aload(session_id))
+                if released is None or released.is_set():
+                    seen.append(await store.aload(session_id))
+                else:
+                    await asyncio.sleep(RELEASE_POLL_S)
 
         reading = asyncio.gather(*(read() for _ in range(readers)))
         try:
-            await asyncio.gather(*(write(messages) for messages in writers))
+            await writing
         finally:
             done.set()
             await reading
         return seen
 
-    def in_processes(self, store: StoreAdapter, session_id: str, writers: list[list[Message]]) -> None:
+    def in_processes(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
+                     readers: int = 0) -> list[list[Message]]:
         """Append each list in ``writers`` to ``session_id`` by a writer in a process of its own
         (spawned: a worker may hold threads and an event loop, which a fork would copy half-way), as
         replicas of a service append to one session: each binds the store again and builds it as
         ``store`` was built, with a client of its own (on an event loop of its own for an async
-        store); a barrier releases them together. A writer's exception is raised, with its traceback
-        in the process as its cause."""
+        store); a barrier releases them together. Meanwhile ``readers`` readers of this process load
+        the session over and over, as with :meth:`concurrently`; return what they loaded. A
+        writer's exception is raised, with its traceback in the process as its cause."""
         __tracebackhide__ = True
         context = multiprocessing.get_context("spawn")
-        barrier = context.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S)
+        barrier, released = context.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S), context.Event()
         outcomes = context.SimpleQueue()   # written at once, before a writer's os._exit
-        processes = [context.Process(target=run_writer, args=(os.getpid(), barrier, outcomes, self._recipes[store],
-                                                                session_id, messages), daemon=True)
+        processes = [context.Process(target=run_writer, args=(os.getpid(), barrier, released, outcomes,
+                                                                self._recipes[store], session_id, messages),
+                                     daemon=True)
                      for messages in writers]
         for process in processes:
             process.start()
-        try:
+
+        def writing() -> None:
             for _ in processes:   # a writer that hangs is cut off with the worker (the scenario timeout)
                 outcome = outcomes.get()
                 if outcome is not None:
                     exc, text = outcome
                     raise exc from WriterFailed(text)
+
+        try:
+            return self._reading_while(store, session_id, readers, writing, released)
         except BaseException:
             barrier.abort()   # the others stop waiting for a writer that will not come
             raise
@@ -372,11 +506,19 @@ class ScenarioContext:
         for name, node in self._connection.nodes().items():
             own, db = node.client_id(), node.connection_pool.connection_kwargs.get("db", 0)
             # Redis numbers connections in order: those opened before this scenario began (the runner's
-            # health check, another process's) are not its stores'
+            # health check, another process's) are not its stores'. A connection still in its handshake
+            # (no command yet, or only HELLO, AUTH, CLIENT SETINFO, SELECT) shows the default user and
+            # database 0 whoever opened it: another worker's, or the runner's, killed there made their
+            # next command fail with "Connection closed by server"; a store's connection has run a
+            # command by now
             doomed = [client["id"] for client in node.client_list(_type="normal")
                       if int(client["db"]) == db and client.get("user", user) == user and int(client["id"]) != own
-                      and int(client["id"]) > self._first_client_ids.get(name, 0)]
+                      and int(client["id"]) > self._first_client_ids.get(name, 0)
+                      and client.get("cmd", "NULL").split("|")[0] not in HANDSHAKE_COMMANDS]
             killed += sum(node.client_kill_filter(_id=client_id) for client_id in doomed)
+        if self._loop is not None:   # a service's event loop runs between requests and reads the server's
+            # close of an idle connection then; the scenario's runs only during the store's calls
+            self.run_awaitable(asyncio.sleep(0))
         return killed
 
     def pttl_ms(self, key: str) -> int:
@@ -388,20 +530,25 @@ class ScenarioContext:
         self._connection.admin.pexpire(key, milliseconds)
 
     def close(self) -> list[str]:
-        """Close the stores and their clients; return the keys left without a TTL."""
+        """Close the stores and their clients, stop the scenario's own servers; return the keys left
+        without a TTL."""
         __tracebackhide__ = True
-        for instance in self._stores:
-            close_quietly(instance, self.run_awaitable)
-        for client in self._clients:
-            try:
-                if self._binding.is_async:
-                    self.run_awaitable(client.aclose())
-                else:
-                    client.close()
-            except Exception:
-                pass
-        if self._loop is not None:
-            self._loop.close()
+        try:
+            for instance in self._stores:
+                close_quietly(instance, self.run_awaitable)
+            for client in self._clients:
+                try:
+                    if self._binding.is_async:
+                        self.run_awaitable(client.aclose())
+                    else:
+                        client.close()
+                except Exception:
+                    pass
+            if self._loop is not None:
+                self._loop.close()
+        finally:
+            for server in self._servers:
+                server.stop()
         return [k for k in self.keys() if self.pttl_ms(k) == -1][:KEYS_WITHOUT_TTL_PER_SCENARIO]
 
 
@@ -420,17 +567,20 @@ def prepare_worker_process(parent: int | None = None) -> None:
 class ScenarioWorker:
     """The plugin in the process that runs the scenarios."""
 
-    def __init__(self, settings: Settings, endpoint: Endpoint, channel: Any, redactor: Redactor,
-                 scratch: Path, dump_path: Path | None = None, listing: bool = False):
+    def __init__(self, settings: Settings, endpoints: list[tuple[str, dict[str, str]]], channel: Any,
+                 redactor: Redactor, scratch: Path, dump_path: Path | None = None, listing: bool = False):
         from hypothesis.configuration import set_hypothesis_home_dir
         set_hypothesis_home_dir(scratch / "hypothesis")   # not .hypothesis/ in the user's directory
         self.settings = settings
+        self.scratch = scratch         # the run's scratch directory, which the runner removes at the end
         self.dump_path = dump_path     # None when the scenarios run in the runner itself
         self.listing = listing         # --list: every scenario is skipped, saying whether it would run
-        self.endpoint = endpoint
+        # the run's engines, in order: (name, its database); one engine is named ""
+        self.endpoints = {name: Endpoint(**endpoint) for name, endpoint in endpoints}
+        self.engine_names = list(self.endpoints)
         self.channel = channel
         self.redactor = redactor
-        self.connection: Connection | None = None
+        self.connections: dict[str, Connection] = {}
         self.binding: StoreBinding | None = None
         self.capabilities: frozenset[Capability] = frozenset()
         self.counters: dict[str, TokenCounter] = {}
@@ -464,11 +614,11 @@ class ScenarioWorker:
 
     def _bind(self) -> dict[str, Any]:
         settings = self.settings
-        self.connection = Connection(self.endpoint)
+        self.connections = {name: Connection(endpoint) for name, endpoint in self.endpoints.items()}
         self.roomy_counter = counter_for(settings, None)
         self.counters = {p.name: counter_for(settings, p) for p in settings.profiles}
         self.binding = bind(settings, self._probe)
-        if (self.endpoint.kind == "fakeredis" and self.binding.accepts("redis_url")
+        if (any(e.kind == "fakeredis" for e in self.endpoints.values()) and self.binding.accepts("redis_url")
                 and not self.binding.accepts("redis")):
             raise UsageError(f"--store {settings.store_spec!r} connects by redis_url, which fakeredis "
                              "cannot serve: use --redis server or a redis:// URL")
@@ -499,7 +649,12 @@ class ScenarioWorker:
 
     # -- collection -------------------------------------------------------------------------------
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
-        return True if self.aborted else None
+        """Nothing more once the run was aborted; of the suite's files, only the chosen groups'."""
+        if self.aborted:
+            return True
+        if collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
+            return scenario_group(collection_path.name) not in self.settings.groups or None
+        return None
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         sizes, profiles = self.settings.window_sizes, self.settings.profiles
@@ -508,6 +663,8 @@ class ScenarioWorker:
             metafunc.parametrize("window", sizes, ids=[f"N={n}" for n in sizes])
         if "profile" in metafunc.fixturenames:
             metafunc.parametrize("profile", profiles, ids=[p.name for p in profiles])
+        if len(self.engine_names) > 1:   # last, so that every id ends in its engine: test_x[N=5-fakeredis]
+            metafunc.parametrize("memory_engine", self.engine_names, ids=self.engine_names)
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         items.sort(key=lambda item: item.get_closest_marker("starts_first") is None)   # stable: the rest keep their order
@@ -530,7 +687,9 @@ class ScenarioWorker:
         if missing:
             pytest.skip(skip_reason(missing))
         real_server = item.get_closest_marker("real_server")
-        if real_server and self.endpoint.kind == "fakeredis":
+        engine = getattr(item, "callspec", None) and item.callspec.params.get("memory_engine")
+        engine = engine or self.engine_names[0]
+        if real_server and self.endpoints[engine].kind == "fakeredis":
             pytest.skip(f"needs a real Redis server ({real_server.args[0]}), which fakeredis does not follow: "
                         "run with --redis server or a redis:// URL")
         if self.listing:
@@ -543,11 +702,17 @@ class ScenarioWorker:
         window runs per window size (skipped where its capability is missing)."""
         return None
 
+    @pytest.fixture(autouse=True)
+    def memory_engine(self) -> str:
+        """The engine a scenario runs on: with several (--redis server,fakeredis), every scenario is
+        parametrized by it; with one, it is that one, named ""."""
+        return ""
+
     @pytest.fixture
-    def memory(self, request: pytest.FixtureRequest) -> Any:
+    def memory(self, request: pytest.FixtureRequest, memory_engine: str) -> Any:
         """The scenario's context: ``memory.store(...)`` builds a store; ``memory.keys()`` lists keys."""
         __tracebackhide__ = True
-        context = ScenarioContext(self, request.node.nodeid)
+        context = ScenarioContext(self, request.node.nodeid, memory_engine)
         request.node.stash[FINDINGS_KEY] = context.findings   # kept even if closing fails
         yield context
         request.node.stash[KEYS_WITHOUT_TTL_KEY] = context.close()
@@ -574,8 +739,8 @@ class ScenarioWorker:
         return report
 
     def pytest_sessionfinish(self) -> None:
-        if self.connection is not None:
-            self.connection.close()
+        for connection in self.connections.values():
+            connection.close()
 
 
 def growth_finding(durations: list[float], seconds: float) -> str | None:
@@ -620,7 +785,7 @@ def scenario_info(item: pytest.Item) -> dict[str, Any]:
     window, profile = params.get("window"), params.get("profile")
     point = f"N={window}" if window is not None else profile.name if profile is not None else ""
     return {"scenario": getattr(item, "originalname", item.name), "group": scenario_group(item.path.as_posix()),
-            "point": point, "requires": requires}
+            "point": point, "requires": requires, "engine": params.get("memory_engine", "")}
 
 
 def definition_line(factory: Any) -> int | None:

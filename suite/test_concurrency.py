@@ -108,26 +108,40 @@ def test_concurrent_writers_lose_nothing(memory):
 @pytest.mark.requires("count-window")
 def test_concurrent_writers_keep_the_window(memory, window):
     """Four writers append at least two windows' worth of messages to one session at once while two
-    readers load it over and over: no reader ever sees more than N messages, or a history that is not
-    a suffix of the session (a writer's messages with a gap); after the burst the session holds
+    readers load it over and over, first as threads sharing one store object (tasks on one event
+    loop for an async store), then as four processes with a store of their own while the readers
+    load in the scenario's process: no reader ever sees more than N messages, or a history that is
+    not a suffix of the session (a writer's messages with a gap); after the burst the session holds
     exactly the last N (under the suffix policy; at most N under the others).
 
     If this fails: the trim runs outside the append's transaction (RPUSH, then LTRIM in a second
     round trip, so a reader in between sees too many), or its range is computed from a length read
     earlier (LTRIM from the length RPUSH returned: another writer's push moved the list, and the
     trim cuts a message it should keep). Push and trim in one MULTI/EXEC or Lua script, with LTRIM
-    key -N -1."""
+    key -N -1. If only the processes break it, the store serialises push and trim with a lock of its
+    own process, which the other processes do not see."""
     store = memory.store(max_messages=window)
-    writers = burst("window", max(EACH, math.ceil(2 * window / WRITERS)))
-    seen = memory.concurrently(store, "window", writers, readers=READERS)
+    each = max(EACH, math.ceil(2 * window / WRITERS))
+    threads = burst("window", each)
+    check_window(store, "window", window, threads, memory.concurrently(store, "window", threads, readers=READERS),
+                 "tasks on one event loop" if store.binding.is_async else "threads sharing one store", memory)
+    processes = burst("process window", each)
+    check_window(store, "process window", window, processes,
+                 memory.in_processes(store, "process window", processes, readers=READERS),
+                 "processes, each with a store of its own", memory)
+
+
+def check_window(store, session_id: str, window: int, writers: list[list[Message]], seen: list[list[Message]],
+                 how: str, memory) -> None:
+    """What the readers ``seen`` during the burst, and the session after it, keep the window."""
     for history in seen:
         problem = foreign_or_repeated(history, writers) or out_of_run(history, writers)
         if len(history) > window:
             problem = f"a reader loaded {messages(len(history))} during the burst, over the window of {window}"
         if problem:
-            raise AssertionError(f"N={window}, while {WRITERS} writers appended: {problem}\n"
+            raise AssertionError(f"N={window}, while {WRITERS} writers appended ({how}): {problem}\n"
                                  f"that load:\n{listed(history)}")
-    history = store.load("window")
+    history = store.load(session_id)
     wanted = window if memory.window_policy == SUFFIX else None
     problem = foreign_or_repeated(history, writers) or out_of_run(history, writers)
     last_missing = [f"writer {w + 1}'s last message" for w, sent in enumerate(writers)
@@ -138,6 +152,6 @@ def test_concurrent_writers_keep_the_window(memory, window):
         problem = f"the session holds older messages of a writer but not {last_missing[0]}"
     if problem:
         raise AssertionError(f"N={window}, after {WRITERS} writers appended "
-                             f"{sum(map(len, writers))} messages at once: {problem}\n"
+                             f"{sum(map(len, writers))} messages at once ({how}): {problem}\n"
                              f"the history ({messages(len(history))}):\n{listed(history)}")
-    memory.note(f"N={window}: readers loaded the session {len(seen)} times during the burst")
+    memory.note(f"N={window}, {how}: readers loaded the session {len(seen)} times during the burst")

@@ -1,19 +1,24 @@
-"""Connection faults: the server closes the store's connections between turns, or is not there at all.
+"""Connection faults: the server closes the store's connections between turns, a connection closes
+after a write executed and before its reply came, or the server is not there at all.
 
 In production a connection dies without the store being told: the server's idle timeout, a proxy,
-a failover or CLIENT KILL close it between two requests of a conversation. A store must reconnect
-and go on, losing nothing; and when the server cannot be reached, it must say so by raising, never
-carry on as if the message were stored or the conversation were empty. These scenarios need a real
-server: fakeredis has no connections to kill.
+a failover or CLIENT KILL close it between two requests of a conversation, or while a request waits
+for its reply. A store must reconnect and go on, losing nothing and storing nothing twice; and when
+the server cannot be reached, it must say so by raising, never carry on as if the message were
+stored or the conversation were empty. These scenarios need a real server: fakeredis has no
+connections to kill.
 """
 
 import socket
+from collections import Counter
 from contextlib import contextmanager
+from urllib.parse import urlsplit
 
 import pytest
 
 from memory_regression.contract import Message
 from memory_regression.conversations import numbered_messages
+from memory_regression.proxy import WRITE_COMMANDS, ReplyDroppingProxy
 from memory_regression.reference import assert_history
 
 # appended in turns; the store's connections are killed before each turn after the first, and before
@@ -21,6 +26,8 @@ from memory_regression.reference import assert_history
 TURNS = 3
 PER_TURN = 2
 CONNECT_TIMEOUT_S = 1
+# (turn, index) of the append whose reply the proxy drops
+LOSSY_APPEND = (1, 0)
 
 
 @contextmanager
@@ -92,3 +99,82 @@ def test_store_raises_when_the_server_is_down(memory):
             f"load returned {'an empty history' if not history else f'{len(history)} messages'} while the server "
             "was down instead of raising: " + ("silent amnesia, the conversation goes on as if it had never "
                                                "happened" if not history else "a history from somewhere else"))
+
+
+def _blind_retry(message: Message, copies: int, lost: str) -> str:
+    return (f"{message.describe()} is stored {copies} times {lost}: the append was sent again, a blind retry of "
+            "a non-idempotent write, by the store's own retry loop or by its client (redis-py's Redis(host=..., "
+            "port=...) re-sends a command whose reply was lost, up to 10 times by default in redis-py 8.1: "
+            "retry=Retry(ExponentialWithJitterBackoff(...), 10); Redis.from_url does not; and redis-py's "
+            "Redis.transaction() runs a watched transaction again when the connection died during its EXEC, "
+            "which redis-py reports as a WatchError). Make the append "
+            "idempotent (an id per message, written once: a script or SET NX that skips an id already stored) or "
+            "let it raise: disable retries for it (retry=Retry(NoBackoff(), 0))")
+
+
+def _outcome(raised: Exception | None, lost: str, copies: int) -> str:
+    """The finding of an append whose reply was lost: how it ended, and whether its message is stored."""
+    if raised is None:
+        return f"append returned {lost}, the message stored once: the store recovered without sending it again"
+    stored = ("is stored once: a caller that retries an append that raised stores it twice" if copies else
+              "is not stored: the store undid the write, or never made it")
+    return f"append raised {type(raised).__name__} ({str(raised)[:100]}) {lost}; the message {stored}"
+
+
+@pytest.mark.real_server("a proxy on a TCP connection to the server")
+def test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost(memory):
+    """A proxy between the store and the server lets one append's write (its RPUSH, or the EXEC of
+    its MULTI, or its EVALSHA) reach the server and execute, then drops the server's reply and closes
+    the connection. That append may raise (the message is then stored once or not at all, and the
+    finding says which) or return (the message must then be stored exactly once); afterwards further
+    appends and loads work, and the history holds every message at most once, in order.
+
+    If a message is stored twice: the append was sent again after its reply was lost, a blind
+    retry. Either the store retries on a connection error, or its client does (redis-py's
+    ``Redis(host=..., port=...)`` does by default, ``Redis.from_url`` does not), or it appends
+    through redis-py's ``Redis.transaction()``, which retries every WatchError, and redis-py raises
+    one when the connection dies during a watched EXEC. A store cannot
+    know whether a write whose reply was lost was executed: make the append idempotent (an id per
+    message, written once by a script) or let the error through to the caller. If the message is
+    missing although append returned: the store swallowed the error."""
+    if urlsplit(memory.url).scheme != "redis":
+        pytest.skip(f"the proxy reads plain TCP, and the server is reached by {urlsplit(memory.url).scheme}://")
+    if memory.cluster:
+        pytest.skip("on a Redis Cluster the store's client connects to the nodes the slot map names, around a "
+                    "proxy: a lost reply is checked with --redis server")
+    with ReplyDroppingProxy.to(memory.url) as proxy:
+        store = memory.store_on(proxy.url_for(memory.url))
+        appended, expected = [], []
+        for turn in range(TURNS):
+            for index, message in enumerate(numbered_messages(PER_TURN, f"turn {turn + 1}")):
+                appended.append(message)
+                if (turn, index) != LOSSY_APPEND:
+                    expected.append(store.add("lossy", message))
+                    continue
+                stored = store.stored_form([message])[0]
+                proxy.arm()
+                try:
+                    store.add("lossy", message)
+                    raised = None
+                except Exception as exc:   # allowed: the store cannot know whether the write was executed
+                    raised = exc
+                dropped = proxy.disarm()
+                assert proxy.error is None, f"the proxy could not follow the store's connection: {proxy.error}"
+                lost = (f"after the reply to its {dropped} was lost" if dropped else
+                        "although no reply was lost (it sent none of the write commands the proxy knows: "
+                        f"{', '.join(sorted(WRITE_COMMANDS))})")
+                copies = Counter(store.load("lossy"))[stored]
+                assert copies <= 1, _blind_retry(stored, copies, lost)
+                if raised is None:
+                    assert copies == 1, (f"append returned as if stored {lost}, but {stored.describe()} is not in "
+                                         "the history: the store swallowed the connection error, and the message "
+                                         "is lost unseen")
+                memory.note(_outcome(raised, lost, copies))
+                if copies:
+                    expected.append(stored)
+            history = store.load("lossy")
+            twice = next(((message, count) for message, count in Counter(history).items() if count > 1), None)
+            assert twice is None, _blind_retry(*twice, f"after {turn + 1} turns, one reply lost in turn "
+                                                       f"{LOSSY_APPEND[0] + 1}")
+            assert_history(expected, history, appended,
+                           context=f"after {turn + 1} turns, one reply lost in turn {LOSSY_APPEND[0] + 1}: ")

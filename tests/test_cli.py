@@ -14,6 +14,7 @@ import pytest
 import memory_regression
 from memory_regression.cli import pip_arguments
 from memory_regression.contract import UsageError
+from memory_regression.groups import ALL, describe_groups, known_groups, parse_groups
 from memory_regression.settings import Settings, parse_window_policy
 from tests.conftest import ENTRYPOINT, ROOT, read_outputs
 
@@ -114,7 +115,7 @@ def test_list_names_capabilities_profiles_and_scenarios_without_running_them(tmp
     assert "  lacks token-window: its factory takes no max_tokens (or token_limit, max_token_limit)" in lines
     assert "window sizes: 3" in lines and "window policy: suffix" in lines
     assert any(line.startswith("profile small-4k: 3584 tokens, counter ") for line in lines)
-    assert "scenarios: 20 would run, 3 would be skipped" in lines
+    assert "scenarios: 24 would run, 3 would be skipped" in lines
     assert "  run   test_count_window.py::test_count_window_keeps_last_n[N=3]" in lines
     assert ("  skip  test_token_window.py::test_token_window_keeps_maximal_suffix[small-4k]: store lacks "
             "token-window: its factory takes no max_tokens (or token_limit, max_token_limit)") in lines
@@ -195,6 +196,53 @@ def test_in_an_action_suffix_with_a_rule_is_an_error_naming_the_input(tmp_path):
     assert json.loads((tmp_path / "r/summary.json").read_text())["message"] == (
         "input window-policy 'suffix,start-on-user': suffix is the policy without rules and combines with none: "
         "give it alone, or the rules alone (example: input window-policy start-on-user,keep-system)")
+
+
+def test_groups_name_left_out_and_chosen_ones():
+    every = known_groups()
+    assert {"core", "count-window", "concurrency", "faults", "stateful"} <= set(every)
+    assert parse_groups("all") == every
+    assert parse_groups("default,-concurrency") == tuple(g for g in parse_groups("default") if g != "concurrency")
+    assert parse_groups("-concurrency") == parse_groups("default,-concurrency")   # leaving out starts from default
+    assert parse_groups(" ttl , core") == ("core", "ttl")                          # in the suite's order
+    assert parse_groups("all,-core,core") == every                                 # the last word on a group wins
+    assert describe_groups(every) == ALL
+    assert describe_groups(("core", "ttl")) == (
+        f"core, ttl (left out: {', '.join(g for g in every if g not in ('core', 'ttl'))})")
+
+
+@pytest.mark.parametrize("spec, said", [
+    ("cores", "there is no group 'cores'; the groups are concurrency, core, "),
+    ("core,", "'' is not a group or a set of them (example: --groups default,-concurrency"),
+    ("-all", "'-all' is not a group or a set of them"),
+    ("core,-core", "leaves no group to run"),
+])
+def test_group_errors_say_what_to_fix(spec, said):
+    with pytest.raises(UsageError) as caught:
+        parse_groups(spec)
+    assert str(caught.value).startswith(f"--groups {spec!r}: {said}") or (
+        said in str(caught.value) and str(caught.value).startswith(f"--groups {spec!r}")), str(caught.value)
+
+
+def test_a_run_runs_only_the_groups_chosen_and_says_which(run_suite):
+    result = run_suite("--store", COUNT_STORE, "--groups", "core,ttl")
+    assert result.exit_code == 0, result.output
+    summary = result.summary
+    assert summary["groups"] == ["core", "ttl"]
+    assert {r["group"] for r in summary["results"]} == {"core", "ttl"}
+    assert "- Groups: core, ttl (left out: " in (result.report_dir / "summary.md").read_text(encoding="utf-8")
+    left_out = run_suite("--store", COUNT_STORE, "--groups", "-core", "--list", expect_reports=False)
+    assert left_out.exit_code == 0, left_out.output
+    assert "groups: " in left_out.output and "test_core.py" not in left_out.output
+    assert "test_ttl.py" in left_out.output
+
+
+def test_an_unknown_group_is_a_usage_error_in_an_action_naming_the_input(tmp_path):
+    env = action_environment(tmp_path, store=COUNT_STORE, groups="concurrency,faultz", report_dir="r")
+    done = runner(cwd=tmp_path, env=env)
+    assert done.returncode == 2
+    assert json.loads((tmp_path / "r/summary.json").read_text())["message"].startswith(
+        "input groups 'concurrency,faultz': there is no group 'faultz'; the groups are ")
 
 
 def test_a_run_writes_nothing_outside_its_report_dir(tmp_path):

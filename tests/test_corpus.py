@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.conftest import ROOT
-from tests.stores import broken, concurrency, expiry, faults, messages, policies, stateful_bugs
+from tests.stores import broken, concurrency, expiry, faults, messages, policies, server, stateful_bugs
 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
 # groups that take seconds, run only on the broken stores meant for them (-k names them)
@@ -39,7 +39,7 @@ CORRECT_STORES = {
     "tests.stores.libraries:AsyncOnlyHistory": ((), "core+ttl+namespace+clear+tool-calls+async"),
 }
 BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY,
-          **concurrency.CAUGHT_BY, **faults.CAUGHT_BY}
+          **concurrency.CAUGHT_BY, **faults.CAUGHT_BY, **server.CAUGHT_BY}
 
 
 def suite_scenarios() -> set[str]:

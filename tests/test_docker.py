@@ -128,6 +128,16 @@ def test_action_on_a_correct_store(docker_client, tmp_path):
     assert len(cases) == int(outputs["total"])
 
 
+def test_action_compares_the_images_redis_and_valkey_offline(docker_client, tmp_path):
+    """The image holds Debian's valkey-server beside redis-server: redis server,valkey needs no network."""
+    finished, outputs, summary, root = as_action(
+        docker_client, tmp_path, {"STORE": "app/memory.py:CountWindowStore", "REDIS": "server,valkey",
+                                  "PYTEST-ARGS": "-k 'round_trip_keeps or reconnects'"})
+    assert finished.status == 0, finished.logs
+    assert outputs["total"] == "4" and outputs["passed"] == "4" and outputs["engine-differences"] == "0"
+    assert "the outcome on server (redis 8." in summary and ", valkey 8." in summary, summary[:800]
+
+
 def test_action_on_a_broken_store_annotates_escaped_failures(docker_client, tmp_path):
     finished, outputs, summary, root = as_action(
         docker_client, tmp_path, {"STORE": "app/memory.py:CountWindowStore", "WINDOW-SIZES": "3,7",

@@ -26,8 +26,10 @@ def test_inputs_fill_flags_the_command_line_did_not_give():
     environ = {"INPUT_STORE": "app/m.py:S", "INPUT_WINDOW-SIZES": "3,4", "INPUT_ALLOW-FLUSH": "true",
                "INPUT_REDIS": "", "INPUT_PYTEST-ARGS": "-k 'count window' -x"}
     args, extra = github.inputs_as_args(environ, FLAGS, ["--window-sizes=9"])
-    assert args == ["--store", "app/m.py:S", "--allow-flush"]
+    assert args == ["--store=app/m.py:S", "--allow-flush"]
     assert extra == ["-k", "count window", "-x"]
+    args, _ = github.inputs_as_args({"INPUT_REDIS": "-x"}, FLAGS, [])   # a value that looks like a flag
+    assert args == ["--redis=-x"]
     args, _ = github.inputs_as_args({"INPUT_ALLOW-FLUSH": "false"}, FLAGS, [])
     assert args == []
 
@@ -81,7 +83,8 @@ def test_publish_writes_outputs_and_summary(tmp_path, capsys):
                                     "GITHUB_STEP_SUMMARY": str(tmp_path / "sum")}, tmp_path)
     assert read_outputs(tmp_path / "out") == {
         "total": "3", "passed": "2", "failed": "0", "skipped": "1", "errors": "0",
-        "conformance-level": "core+ttl", "junit-path": "r/junit.xml", "html-path": "r/report.html"}
+        "conformance-level": "core+ttl", "engine-differences": "0", "junit-path": "r/junit.xml",
+        "html-path": "r/report.html"}
     assert (tmp_path / "sum").read_text() == "earlier step\n## Memory regression: passed\n"
     assert capsys.readouterr().out == ""
 
@@ -107,7 +110,7 @@ def test_an_input_is_read_by_its_action_name_trimmed():
 def test_a_flag_given_as_two_arguments_wins_over_its_input_and_switches_ignore_case():
     environ = {"INPUT_STORE": "app/m.py:S", "INPUT_REDIS": "server", "INPUT_ALLOW-FLUSH": "TRUE"}
     args, extra = github.inputs_as_args(environ, FLAGS, ["--store", "other.py:T"])
-    assert args == ["--allow-flush", "--redis", "server"]     # in the order of the flags
+    assert args == ["--allow-flush", "--redis=server"]     # in the order of the flags
     assert extra == []
 
 
@@ -185,7 +188,7 @@ def test_outputs_are_the_totals_the_level_and_the_report_paths(tmp_path):
         report_files={"junit": str(tmp_path / "r" / "junit.xml"), "html": str(tmp_path / "r" / "report.html")})
     assert github.outputs(summary, tmp_path) == {
         "total": "10", "passed": "3", "failed": "2", "skipped": "1", "errors": "4", "conformance-level": "core+clear",
-        "junit-path": "r/junit.xml", "html-path": "r/report.html"}
+        "engine-differences": "0", "junit-path": "r/junit.xml", "html-path": "r/report.html"}
     assert github.outputs(summary, tmp_path / "r") == {**github.outputs(summary, tmp_path),
                                                       "junit-path": "junit.xml", "html-path": "report.html"}
 
@@ -194,7 +197,7 @@ def test_report_paths_outside_the_workspace_or_not_written_are_empty_outputs(tmp
     outside = RunSummary(Status.USAGE_ERROR, report_files={"junit": "/elsewhere/junit.xml"})
     assert github.outputs(outside, tmp_path) == {
         "total": "0", "passed": "0", "failed": "0", "skipped": "0", "errors": "0", "conformance-level": "none",
-        "junit-path": "", "html-path": ""}
+        "engine-differences": "0", "junit-path": "", "html-path": ""}
 
 
 def test_outputs_are_appended_each_in_a_block_of_its_own(tmp_path):
@@ -302,7 +305,7 @@ def test_a_newline_in_the_report_dir_input_adds_no_output(run_suite, tmp_path):
     assert result.exit_code == 0, result.output
     outputs = read_outputs(tmp_path / "out")
     assert set(outputs) == {"total", "passed", "failed", "skipped", "errors", "conformance-level",
-                            "junit-path", "html-path"}
+                            "engine-differences", "junit-path", "html-path"}
     assert outputs["junit-path"] == f"{report_dir}/junit.xml"
 
 

@@ -184,7 +184,7 @@ def test_collect_only_is_not_a_pass(run_suite):
     result = run_suite("--store", GOOD, "--", "--collect-only")
     assert result.exit_code == 2, result.output
     assert result.summary["status"] == "not run"
-    assert "29 scenarios were collected and none was run" in result.summary["message"]
+    assert "33 scenarios were collected and none was run" in result.summary["message"]
 
 
 def test_only_skipped_scenarios_are_not_a_pass(run_suite):
@@ -256,6 +256,26 @@ def test_external_server_must_start_empty(run_suite, external_server):
 def test_external_server_on_an_empty_database(run_suite, external_server):
     result = run_suite("--store", GOOD, "--redis", external_server.url(7), *ONE_SCENARIO)
     assert result.exit_code == 0, result.output
+
+
+OWN_SERVER_SCENARIOS = {"test_append_raises_when_memory_is_full", "test_eviction_leaves_sessions_whole_or_gone",
+                        "test_a_restart_between_turns_loses_nothing"}
+
+
+@pytest.mark.parametrize("where, reason", [
+    ("url", "there is no redis-server or valkey-server on PATH"),
+    ("fakeredis", "needs a real Redis server"),
+])
+def test_scenarios_on_a_server_of_their_own_skip_where_none_can_start(run_suite, external_server, where, reason):
+    """The memory-pressure and restart scenarios start a redis-server of their own: with a --redis URL on
+    a machine without a server binary they are skipped, saying so, and on fakeredis too; the others run."""
+    redis = external_server.url() if where == "url" else "fakeredis"
+    result = run_suite("--store", GOOD, "--redis", redis, "-k", "memory_pressure or restart or round_trip_keeps",
+                       env={"PATH": "/nonexistent"})
+    assert result.exit_code == 0, result.output
+    skipped = {r["scenario"]: r["message"] for r in result.summary["results"] if r["outcome"] == "skipped"}
+    assert set(skipped) == OWN_SERVER_SCENARIOS, result.output
+    assert all(reason in message for message in skipped.values()), skipped
 
 
 def test_external_user_that_may_not_flush(run_suite, external_server):

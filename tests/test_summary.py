@@ -16,11 +16,11 @@ import pytest
 from memory_regression.capabilities import (Capability, UnknownCapability, conformance_level, detect, lookup,
                                             skip_reason)
 from memory_regression.contract import bind_store, load_object
+from memory_regression.groups import describe_groups, scenario_group
 from memory_regression.redaction import Redactor
 from memory_regression.reports import (SUMMARY_MD_LIMIT, ReportPaths, place_junit_cases, render_markdown,
                                        render_terminal, suite_name, write_all)
-from memory_regression.results import (NO_POINT, ExitCode, Outcome, RunSummary, ScenarioResult, Status,
-                                       scenario_group)
+from memory_regression.results import NO_POINT, ExitCode, Outcome, RunSummary, ScenarioResult, Status
 from tests.conftest import ROOT
 
 CORE, COUNT, TOKEN, TTL, NAMESPACE, CLEAR, ASYNC = (
@@ -32,13 +32,16 @@ ROUND_TRIP = ScenarioResult("test_core.py::test_round_trip", "test_round_trip", 
                             Outcome.PASSED, duration_s=0.5)
 
 
+SAMPLE_GROUPS = ("core", "count-window", "hygiene", "token-window")
+
+
 def sample_summary() -> RunSummary:
     """A failed run with one scenario of each outcome, windows, a profile and a key without TTL."""
     return RunSummary(
         Status.FAILED, store="app/m.py:Store", store_file="/w/app/m.py", store_line=7,
         capabilities=["clear", "core", "count-window", "namespace", "ttl"], conformance_level="core+ttl",
         backend="redis 7.2.4 (private server)", window_sizes=[5, 20], window_policy="start-on-user",
-        profiles=[{"name": "small-4k", "max_tokens": 3072, "counter": "words"}],
+        groups=list(SAMPLE_GROUPS), profiles=[{"name": "small-4k", "max_tokens": 3072, "counter": "words"}],
         results=[
             ScenarioResult("test_core.py::test_round_trip", "test_round_trip", "core", "", [],
                            Outcome.PASSED, duration_s=0.5),
@@ -271,7 +274,7 @@ def test_a_marker_names_a_capability_by_its_word_or_an_alias():
 
 SUMMARY_JSON_FIELDS = {  # as README's Reports section lists them
     "status", "exit_code", "message", "store", "store_file", "store_line", "capabilities", "shape", "conformance_level",
-    "backend", "backend_warning", "window_sizes", "window_policy", "profiles", "totals", "capability_scenarios", "matrix",
+    "backend", "backend_warning", "window_sizes", "window_policy", "groups", "profiles", "totals", "capability_scenarios", "matrix",
     "results", "failures", "keys_without_ttl", "duration_s", "report_files"}
 
 
@@ -302,7 +305,7 @@ def test_summary_json_has_every_field_with_its_value():
         "store_file": "/w/app/m.py", "store_line": 7,
         "capabilities": ["clear", "core", "count-window", "namespace", "ttl"], "shape": None,
         "conformance_level": "core+ttl", "backend": "redis 7.2.4 (private server)", "backend_warning": None, "window_sizes": [5, 20],
-        "window_policy": "start-on-user",
+        "window_policy": "start-on-user", "groups": list(SAMPLE_GROUPS),
         "profiles": [{"name": "small-4k", "max_tokens": 3072, "counter": "words"}],
         "totals": {"total": 5, "passed": 2, "failed": 1, "skipped": 1, "errors": 1},
         "capability_scenarios": {"core": ["test_round_trip"], "count-window": ["test_last_n"],
@@ -326,7 +329,7 @@ def test_summary_json_of_a_run_that_judged_nothing():
     assert data == {
         "status": "usage error", "exit_code": 2, "message": "no store given", "store": None, "store_file": None,
         "store_line": None, "capabilities": [], "shape": None, "conformance_level": "none", "backend": None,
-        "backend_warning": None, "window_sizes": [], "window_policy": None, "profiles": [], "results": [], "keys_without_ttl": [],
+        "backend_warning": None, "window_sizes": [], "window_policy": None, "groups": [], "profiles": [], "results": [], "keys_without_ttl": [],
         "duration_s": 0.0, "report_files": {},
         "totals": {"total": 0, "passed": 0, "failed": 0, "skipped": 0, "errors": 0},
         "capability_scenarios": {}, "matrix": {"columns": [], "rows": []}, "failures": []}
@@ -397,6 +400,7 @@ def test_summary_md_states_the_run_the_matrix_and_the_failures():
         "- Redis: redis 7.2.4 (private server)",
         "- Window sizes: 5, 20",
         "- Window policy: start-on-user",
+        f"- Groups: {describe_groups(SAMPLE_GROUPS)}",
         "- Profile `small-4k`: budget 3072 tokens, counter words",
         "",
         "2 passed, 1 failed, 1 skipped, 1 errors of 5 scenarios; conformance level core+ttl",
@@ -522,6 +526,7 @@ def test_terminal_summary_shows_the_run_the_matrix_failures_and_files():
         "store app/m.py:Store  [clear, core, count-window, namespace, ttl]",
         "redis redis 7.2.4 (private server)",
         "window sizes 5,20, policy start-on-user",
+        f"groups {describe_groups(SAMPLE_GROUPS)}",
         "profile small-4k: 3072 tokens, words",
         "2 passed, 1 failed, 1 skipped, 1 errors of 5 scenarios; conformance level core+ttl",
         "                         —     N=5    N=20  small-4k",

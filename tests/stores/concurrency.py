@@ -63,8 +63,26 @@ class TrimsFromPushedLength(ListStore):
         self.redis.ltrim(key, max(length - self.max_messages, 0), -1)
 
 
+class TrimsUnderItsProcessLock(TrimsFromPushedLength):
+    """The two-step push and trim, and every load, behind a lock of the class: threads of one
+    process never see between the steps nor trim from a stale length, but the lock is of this
+    process only, so writers in other processes (replicas of a service) still interleave their
+    steps, and cut messages they should keep or show readers more than N."""
+
+    LOCK = threading.Lock()
+
+    def append(self, session_id, role, content):
+        with self.LOCK:
+            super().append(session_id, role, content)
+
+    def get(self, session_id):
+        with self.LOCK:
+            return super().get(session_id)
+
+
 CAUGHT_BY: dict[type, list[str]] = {
     ReadModifyWrite: [LOSE_NOTHING],
     LocksInItsProcess: [LOSE_NOTHING],
     TrimsFromPushedLength: [KEEP_THE_WINDOW],
+    TrimsUnderItsProcessLock: [KEEP_THE_WINDOW],
 }

@@ -4,11 +4,13 @@ real server, catch them."""
 import threading
 
 import redis
+from redis.connection import parse_url
 
 from tests.stores.correct import ListStore
 
 RECONNECTS = "test_store_reconnects_after_its_connections_are_killed"
 RAISES_WHEN_DOWN = "test_store_raises_when_the_server_is_down"
+LOST_REPLY = "test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost"
 
 
 class PinnedConnection(ListStore):
@@ -36,6 +38,39 @@ class PinnedConnection(ListStore):
             pipe.execute()
 
 
+class ForgetsOnADroppedConnection(ListStore):
+    """Sends everything on one connection taken from the pool when built: an append that meets it
+    closed sends again (the connection reconnects), but a load that meets it closed returns an empty
+    history. A restart is met by the append that follows it, which reconnects before the load; a
+    connection the server closes between an append and a load makes that load forget everything."""
+
+    def __init__(self, redis, namespace, max_messages, ttl):
+        super().__init__(redis, namespace, max_messages, ttl)
+        self.connection = redis.connection_pool.get_connection()
+        self.lock = threading.Lock()
+
+    def command(self, *args):
+        self.connection.send_command(*args)
+        return self.connection.read_response()
+
+    def append(self, session_id, role, content):
+        key, raw = self.key(session_id), self.encode(role, content)
+        with self.lock:
+            try:
+                self.command("RPUSH", key, raw)
+            except redis.ConnectionError:   # closed before the push was sent: send it again
+                self.command("RPUSH", key, raw)
+            self.command("LTRIM", key, -self.max_messages, -1)
+            self.command("EXPIRE", key, self.ttl)
+
+    def read(self, key):
+        with self.lock:
+            try:
+                return self.command("LRANGE", key, 0, -1)
+            except redis.ConnectionError:
+                return []
+
+
 class ForgetsWhenDown(ListStore):
     """Loads an empty history when the server cannot be reached, so the conversation goes on (silent
     amnesia)."""
@@ -57,8 +92,61 @@ class BestEffortAppend(ListStore):
             pass
 
 
+class RetriesAppend(ListStore):
+    """Sends an append again when it meets a connection error, up to 3 times, then raises: right when
+    the connection died before the write, and when the server is down; but when the reply to a write
+    that had executed was lost, the message is stored twice. Killed idle connections never reach its
+    loop: the client's pool replaces them before sending."""
+
+    ATTEMPTS = 3
+
+    def append(self, session_id, role, content):
+        for attempt in range(self.ATTEMPTS):
+            try:
+                return super().append(session_id, role, content)
+            except redis.ConnectionError:
+                if attempt == self.ATTEMPTS - 1:
+                    raise
+
+
+class ClientRetries(ListStore):
+    """Builds its own client from ``redis_url`` with redis-py's constructor, as applications often do
+    (``redis.Redis(host=..., port=...)``), whose default retry (10 times in redis-py 8.1, with
+    backoff) sends a command again on a new connection when its reply was lost: that message is
+    stored twice. The retries also replace a killed connection, and end in the error while the server
+    is down, after seconds of backoff (7.5 s for the append and the load of that scenario, measured)."""
+
+    def __init__(self, redis_url, namespace, max_messages, ttl):
+        super().__init__(redis.Redis(**parse_url(redis_url), decode_responses=True), namespace, max_messages, ttl)
+
+    def close(self):
+        self.redis.close()
+
+
+class RetriesItsTransaction(ListStore):
+    """Appends under WATCH through redis-py's ``Redis.transaction()``, which runs the transaction again
+    on every WatchError; redis-py raises one too when the connection dies during a watched EXEC, so a
+    lost EXEC reply stores the message twice. Killed idle connections are replaced by the pool before
+    WATCH, and while the server is down WATCH itself raises."""
+
+    def append(self, session_id, role, content):
+        key = self.key(session_id)
+
+        def push(pipe):
+            pipe.multi()
+            self.push(pipe, key, self.encode(role, content))
+            self.trim(pipe, key)
+            self.expire(pipe, key)
+        self.redis.transaction(push, key)
+
+
 CAUGHT_BY: dict[type, list[str]] = {
-    PinnedConnection: [RECONNECTS],
+    # a restart closes its connection too, and the append that meets it dead is lost the same way
+    PinnedConnection: [RECONNECTS, "test_a_restart_between_turns_loses_nothing"],
+    ForgetsOnADroppedConnection: [RECONNECTS],
     ForgetsWhenDown: [RAISES_WHEN_DOWN],
     BestEffortAppend: [RAISES_WHEN_DOWN],
+    RetriesAppend: [LOST_REPLY],
+    ClientRetries: [LOST_REPLY],
+    RetriesItsTransaction: [LOST_REPLY],
 }

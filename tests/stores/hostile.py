@@ -111,6 +111,16 @@ class LeavesAThread(ListStore):
         threading.Thread(target=time.sleep, args=(3600,), name="left-behind").start()
 
 
+class HangsOnItsOwnServer(ListStore):
+    """Sleeps in the first append of the memory-pressure scenario that runs out of memory, which runs
+    on a redis-server of the scenario's own: that server must die with the worker cut off."""
+
+    def append(self, session_id, role, content):
+        if session_id == "pressure":
+            time.sleep(3600)
+        super().append(session_id, role, content)
+
+
 class FlushesAll(_OnRoundTrip):
     """Runs FLUSHALL (to "start clean")."""
 

@@ -5,6 +5,8 @@ them off as hung (tests/test_hostile.py holds it to that)."""
 import time
 from pathlib import Path
 
+import redis
+
 from memory_regression.profiles import resolve_counter
 from tests.stores.correct import ListStore, TokenStore
 
@@ -18,14 +20,23 @@ class RewritesTheWholeHistory(ListStore):
 
     def append(self, session_id, role, content):
         key = self.key(session_id)
-
-        def rewrite(pipe):
-            history = [*map(self.decode, pipe.lrange(key, 0, -1)), {"role": role, "content": content}]
-            pipe.multi()
-            pipe.delete(key)
-            pipe.rpush(key, *(self.encode(m["role"], m["content"]) for m in history[-self.max_messages:]))
-            self.expire(pipe, key)
-        self.redis.transaction(rewrite, key)
+        with self.redis.pipeline() as pipe:
+            while True:
+                pipe.watch(key)
+                history = [*map(self.decode, pipe.lrange(key, 0, -1)), {"role": role, "content": content}]
+                pipe.multi()
+                pipe.delete(key)
+                pipe.rpush(key, *(self.encode(m["role"], m["content"]) for m in history[-self.max_messages:]))
+                self.expire(pipe, key)
+                try:
+                    pipe.execute()
+                    return
+                except redis.WatchError as conflict:
+                    # redis-py raises WatchError too when the connection died during EXEC, which may have
+                    # run: only a conflict is retried (redis.transaction() retries both, storing the
+                    # message twice when EXEC's reply was lost)
+                    if isinstance(conflict.__context__, (redis.ConnectionError, redis.TimeoutError)):
+                        raise
 
 
 class SleepsInEveryAppend(ListStore):

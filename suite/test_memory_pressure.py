@@ -1,0 +1,170 @@
+"""Memory pressure: the server runs out of memory while conversations are being written.
+
+A Redis server that holds chat memory reaches its ``maxmemory`` sooner or later, and then does what
+its ``maxmemory-policy`` says: under ``noeviction`` it refuses writes with an OOM error, under
+``allkeys-lru`` it deletes keys it picks, whole, to make room. A store must let the OOM error
+through (never answer as if the message were stored), and must keep each session in a form that
+eviction can only delete whole, never leave half of.
+
+The limit and the policy are server-wide, so each scenario runs on a redis-server of its own
+(``memory.own_server``), never on the run's server, which the other workers share. The limit is
+set a little above what that server already uses (its baseline ``used_memory`` is over 1 MB, so a
+literal ``maxmemory 1mb`` would refuse the very first write). fakeredis accepts ``maxmemory`` and
+ignores it: these scenarios need a real server.
+"""
+
+import random
+
+import pytest
+
+from memory_regression.contract import Message
+from memory_regression.reference import diagnose
+
+REAL_SERVER = "maxmemory, out-of-memory errors and eviction"
+
+# noeviction: the limit is this far above what the server uses once the store has connected; the
+# session's messages are incompressible text, so the limit is reached within a quarter of the bound
+NOEVICTION_HEADROOM = 128 * 1024
+NOEVICTION_CONTENT = 2048
+NOEVICTION_MOST = 4 * NOEVICTION_HEADROOM // NOEVICTION_CONTENT
+
+# allkeys-lru: sessions written with no limit; then the limit is set this far above what they use,
+# and a newcomer session writes until keys are evicted, a further two sessions' worth after, and
+# until at least EARLIER_EVICTED keys of the earlier sessions are gone (Redis' LRU clock ticks once a
+# second, so within the scenario it evicts keys about at random, the newcomer's among them)
+SESSIONS = 8
+PER_SESSION = 24
+LRU_CONTENT = 1024
+LRU_HEADROOM = 16 * 1024
+NEWCOMER_MOST = SESSIONS * PER_SESSION
+EARLIER_EVICTED = 2
+
+
+def filler(label: str, count: int, size: int) -> list[Message]:
+    """``count`` messages of about ``size`` characters, user and assistant alternating, numbered, of
+    seeded random text that no compression shrinks much (a store that compresses fills memory too)."""
+    rng = random.Random(label)
+    return [Message("user" if i % 2 == 0 else "assistant", f"{label} {i + 1:04d} " + rng.randbytes(size // 2).hex())
+            for i in range(count)]
+
+
+def limit_memory(server, headroom: int) -> int:
+    """Set the server's ``maxmemory`` ``headroom`` bytes above what it uses now; return the limit."""
+    limit = int(server.memory_info()["used_memory"]) + headroom
+    server.admin.config_set("maxmemory", limit)
+    return limit
+
+
+def kb(size: int) -> str:
+    return f"{size / 1024:,.0f} KB"
+
+
+@pytest.mark.real_server(REAL_SERVER)
+def test_append_raises_when_memory_is_full(memory):
+    """Under ``maxmemory-policy noeviction``, with the limit 128 KB above what the server uses, a
+    session gets 2 KB messages until an append raises (at most 256): every append that returned is
+    in the history, so once memory is full an append raises rather than return as if stored.
+
+    If this fails: the store swallows Redis' OOM error ("OOM command not allowed when used memory >
+    'maxmemory'", redis-py's ``OutOfMemoryError``, a ``ResponseError``), often in a broad ``except``
+    around the write meant for something else; the application believes the message is kept, and
+    the conversation loses it without a word. Let the error through (or raise one of your own), so
+    the caller can tell the user or retry later."""
+    server = memory.own_server({"maxmemory-policy": "noeviction"})
+    store = memory.store_on(server.url)
+    session, sent = "pressure", filler("pressure", NOEVICTION_MOST + 1, NOEVICTION_CONTENT)
+    expected = [store.add(session, sent[0])]   # connected before the baseline is measured
+    limit = limit_memory(server, NOEVICTION_HEADROOM)
+    raised = None
+    for message in sent[1:]:
+        try:
+            stored = store.add(session, message)
+        except Exception as exc:
+            raised = exc
+            break
+        expected.append(stored)
+    used = int(server.memory_info()["used_memory"])
+    server.admin.config_set("maxmemory", 0)   # the load is not judged under pressure
+    history = store.load(session)
+    lost = [(i, m) for i, m in enumerate(expected) if m not in history]
+    if lost:
+        index, message = lost[0]
+        raise AssertionError(
+            f"append({session!r}, {message.role!r}, '{message.content[:24]}...') (message {index + 1}) returned as if "
+            f"stored while the server's memory was full (maxmemory-policy noeviction, its maxmemory of {kb(limit)} "
+            "reached), but the message is not in the history"
+            + (f", nor are {len(lost) - 1} more appended after it" if len(lost) > 1 else "")
+            + ": the store swallows Redis' OOM error ('OOM command not allowed when used memory > 'maxmemory''), so "
+            "the conversation loses messages without a word; let the error through")
+    refused = store.stored_form([sent[len(expected)]]) if raised is not None else []
+    if history not in (expected, expected + refused):   # the append that raised may have been kept
+        raise AssertionError(f"after appends until memory was full (noeviction): {diagnose(expected, history, sent)}")
+    if raised is None:
+        pytest.skip(f"{len(expected)} appends of {kb(NOEVICTION_CONTENT)} did not fill the {kb(NOEVICTION_HEADROOM)} "
+                    f"left under maxmemory (used_memory {kb(used)} of {kb(limit)}): the store keeps its messages "
+                    "somewhere this scenario does not fill, nothing to judge")
+    memory.note(f"noeviction: append {len(expected) + 1} raised once memory was full (maxmemory {kb(limit)}, "
+                f"{kb(limit - NOEVICTION_HEADROOM)} used before the session filled it): {type(raised).__name__}: "
+                f"{str(raised)[:160]}")
+
+
+@pytest.mark.real_server(REAL_SERVER)
+def test_eviction_leaves_sessions_whole_or_gone(memory):
+    """Under ``maxmemory-policy allkeys-lru``, 8 sessions of 24 messages (1 KB each) are written, the
+    limit is set 16 KB above what the server then uses, and a newcomer session keeps writing until
+    Redis has evicted keys, two sessions' worth after, and two keys or more of the 8 sessions: each of
+    the 8 then loads either intact or empty (evicted whole), and the newcomer holds the newest of its
+    messages, in order. The sessions evicted are reported: silently, under this policy, the
+    conversations are gone.
+
+    If this fails with a history that has holes, or a load that raises: the store keeps a session in
+    several keys (a key per message and an index of them, a hash of messages beside a list of ids),
+    and eviction, which deletes keys one at a time, took some and left the others. Keep a session's
+    messages in one key (one list), or treat a missing part as the loss of the whole session (and
+    delete the rest). Whatever the store does, a conversation under ``allkeys-lru`` can vanish:
+    ``noeviction`` makes writes fail instead, ``volatile-lru`` evicts only keys with a TTL."""
+    server = memory.own_server({"maxmemory-policy": "allkeys-lru"})
+    store = memory.store_on(server.url)
+    sessions = {f"lru {n + 1}": filler(f"lru {n + 1}", PER_SESSION, LRU_CONTENT) for n in range(SESSIONS)}
+    expected = {session: [store.add(session, message) for message in sent] for session, sent in sessions.items()}
+    earlier = sorted(server.admin.keys())   # the earlier sessions' keys, whatever the store names them
+    limit = limit_memory(server, LRU_HEADROOM)
+    newcomer, sent = "newcomer", filler("newcomer", NEWCOMER_MOST, LRU_CONTENT)
+    kept, more = [], 2 * PER_SESSION
+    for message in sent:
+        kept.append(store.add(newcomer, message))
+        if int(server.admin.info("stats")["evicted_keys"]):
+            more -= 1
+            if more <= 0 and earlier and len(earlier) - server.admin.exists(*earlier) >= EARLIER_EVICTED:
+                break
+    evicted_keys = int(server.admin.info("stats")["evicted_keys"])
+    server.admin.config_set("maxmemory", 0)   # nothing more is evicted while the sessions are loaded
+    if not evicted_keys:
+        pytest.skip(f"{len(kept)} appends of {kb(LRU_CONTENT)} over a maxmemory of {kb(limit)} evicted nothing: "
+                    "the store keeps its messages somewhere this scenario does not fill, nothing to judge")
+    gone = []
+    for session, want in expected.items():
+        try:
+            history = store.load(session)
+        except Exception as exc:
+            raise AssertionError(
+                f"loading session {session!r} raised after Redis evicted {evicted_keys} keys under allkeys-lru: "
+                f"{type(exc).__name__}: {exc}: the store keeps the session in several keys and cannot read it with "
+                "some of them gone; keep it in one key, or read a session missing a part as gone") from exc
+        if not history:
+            gone.append(session)
+        elif history != want:
+            raise AssertionError(
+                f"session {session!r} came back mangled after Redis evicted {evicted_keys} keys under allkeys-lru: "
+                f"{diagnose(want, history, sessions[session])}; eviction deletes whole keys, so a session kept in one "
+                "key is intact or gone: this store keeps it in several, and some were evicted and others not")
+    history = store.load(newcomer)
+    if history != kept[len(kept) - len(history):]:
+        raise AssertionError(f"the newcomer session, written while Redis evicted keys, is not the newest of its "
+                             f"messages in order: {diagnose(kept, history, sent)}")
+    memory.note(
+        f"allkeys-lru evicted {evicted_keys} keys (maxmemory {kb(limit)}): "
+        + (f"{len(gone)} of {SESSIONS} sessions ({', '.join(repr(s) for s in gone)}) load as empty, evicted "
+           "silently: the store raised nothing, and those conversations are gone" if gone
+           else f"none of the {SESSIONS} earlier sessions was evicted whole")
+        + (f"; the newcomer holds its last {len(history)} of {len(kept)} messages" if len(history) < len(kept) else ""))

