@@ -8,6 +8,7 @@ the reports name the engine; and no node outlives the run (conftest checks every
 """
 
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -75,6 +76,17 @@ def test_a_transaction_across_slots_passes_on_one_server_and_fails_on_a_cluster_
     for failure in summary["failures"]:
         assert "CROSSSLOT" in failure["message"] and "chat:{<session>}:meta" in failure["message"], failure
     assert_names_the_engine(result)
+
+
+def test_server_and_cluster_side_by_side_flag_the_transaction_across_slots(run_suite):
+    """``--redis server,cluster``: the same scenarios on both, in one run with one worker; the
+    CROSSSLOT store's differ, and the reports say that the cluster is the engine that fails."""
+    result = run_suite("--store", SPLIT, "--redis", "server,cluster", "-k", "round_trip_keeps")
+    assert result.exit_code == 1, result.output
+    differences = result.summary["engine_differences"]
+    assert [d["outcomes"] for d in differences] == [{"server": "passed", "cluster": "failed"}], differences
+    assert re.fullmatch(rf"passes on server \(redis [\d.]+\), fails on cluster \(redis [\d.]+ {ENGINE}\)",
+                        differences[0]["message"]), differences
 
 
 def test_an_async_transaction_across_slots_fails_with_the_fix(run_suite):
