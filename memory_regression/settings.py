@@ -58,8 +58,9 @@ OPTIONS: tuple[Option, ...] = (
            "concurrency, ...; --list shows them), all, default, or -name to leave one out "
            "(default,-concurrency)", "GROUPS"),
     Option("--redis", "auto", "auto (private server, else fakeredis with a warning), server, valkey, "
-           "fakeredis, image:NAME (a container image's server, through Docker), or a redis:// URL; several, "
-           "comma-separated (server,fakeredis), run every scenario on each and compare", "ENGINES"),
+           "cluster (a private 3-master Redis Cluster), fakeredis, image:NAME (a container image's server, "
+           "through Docker), or a redis:// URL; several, comma-separated (server,fakeredis), run every "
+           "scenario on each and compare", "ENGINES"),
     Option("--allow-flush", False, "let the suite flush a non-empty database of --redis URL",
            is_switch=True),
     Option("--report-dir", "memory-reports", "where junit.xml, report.html, summary.md and "

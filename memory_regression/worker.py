@@ -54,6 +54,11 @@ GROWTH_FLOOR_S = 0.001           # and by at least this much per append (a fast 
 # a connection's last command (CLIENT LIST's cmd, its first word) until it has run one of its own
 HANDSHAKE_COMMANDS = frozenset({"NULL", "hello", "auth", "client", "select"})
 
+# why a synchronous store on a cluster gets no client of another address (a server that is down)
+CLUSTER_CLIENT_CONNECTS = ("on a Redis Cluster, redis-py's synchronous RedisCluster client asks a node for the "
+                           "slot map when it is built and raises there, so a store cannot be handed a client of "
+                           "a cluster that is down: run this scenario with --redis server")
+
 
 @dataclass(frozen=True)
 class TimedAppends:
@@ -239,12 +244,18 @@ class ScenarioContext:
         self._servers: list[ScenarioServer] = []
         self.findings: list[str] = []
         self.reset()
-        self._first_client_id = self._connection.admin.client_id()   # see kill_connections
+        # see kill_connections: on each server (each node of a cluster), the last connection opened so far
+        self._first_client_ids = {name: node.client_id() for name, node in self._connection.nodes().items()}
 
     @property
     def url(self) -> str:
         """The scenario database's URL, as stores are given it."""
         return self._connection.url
+
+    @property
+    def cluster(self) -> bool:
+        """Whether the scenario runs on a Redis Cluster (stores get RedisCluster clients)."""
+        return self._connection.endpoint.kind == "cluster"
 
     def has(self, capability: Capability) -> bool:
         return capability in self.capabilities
@@ -287,10 +298,16 @@ class ScenarioContext:
 
     def store_on(self, url: str, **options: Any) -> StoreAdapter:
         """A store built as :meth:`store` builds it (``options`` are its arguments), whose client and
-        ``redis_url`` reach ``url`` instead of the scenario's database."""
+        ``redis_url`` reach ``url`` instead of the scenario's database. On a cluster, ``url`` is taken
+        for a cluster's (but for the scenario's own server's), and a synchronous store skips the
+        scenario: see CLUSTER_CLIENT_CONNECTS."""
         __tracebackhide__ = True
-        scenario_database = self._connection
-        self._connection = Connection(Endpoint(scenario_database.endpoint.kind, url, url))
+        scenario_database, kind = self._connection, self._connection.endpoint.kind
+        if kind == "cluster" and any(url == server.url for server in self._servers):
+            kind = "server"   # a scenario's own server is a single one, whatever the engine
+        elif kind == "cluster" and not self._binding.is_async:
+            pytest.skip(CLUSTER_CLIENT_CONNECTS)
+        self._connection = Connection(Endpoint(kind, url, url))
         try:
             return self.store(**options)
         finally:
@@ -354,20 +371,28 @@ class ScenarioContext:
         barrier = threading.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S)
 
         def write(messages: list[Message]) -> None:
+            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
             barrier.wait()
             for message in messages:
                 store.add(session_id, message)
 
         with ThreadPoolExecutor(len(writers)) as pool:
             writing = [pool.submit(write, messages) for messages in writers]
-            return self._reading_while(store, session_id, readers, lambda: [future.result() for future in writing])
+
+            def written() -> None:
+                __tracebackhide__ = True   # a writer's exception shows the store's frames, not these
+                for future in writing:
+                    future.result()
+            return self._reading_while(store, session_id, readers, written)
 
     async def _tasks(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
                      readers: int) -> list[list[Message]]:
         """:meth:`concurrently` for an async store: tasks on one loop, interleaved at every await."""
+        __tracebackhide__ = True
         barrier = asyncio.Barrier(len(writers))
 
         async def write(messages: list[Message]) -> None:
+            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
             await barrier.wait()
             for message in messages:
                 await store.aadd(session_id, message)
@@ -389,6 +414,7 @@ class ScenarioContext:
         done = threading.Event()
 
         def read() -> None:
+            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
             while not done.is_set():
                 if released is None or released.wait(RELEASE_POLL_S):
                     seen.append(store.load(session_id))
@@ -407,9 +433,11 @@ class ScenarioContext:
     async def _areading_while(store: StoreAdapter, session_id: str, readers: int, writing: Awaitable[Any],
                               released: Any = None) -> list[list[Message]]:
         """:meth:`_reading_while` for an async store: ``writing`` is awaited while reader tasks load."""
+        __tracebackhide__ = True
         done, seen = asyncio.Event(), []
 
         async def read() -> None:
+            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
             while not done.is_set():
                 if released is None or released.is_set():
                     seen.append(await store.aload(session_id))
@@ -472,22 +500,24 @@ class ScenarioContext:
 
     def kill_connections(self) -> int:
         """Close, server-side (CLIENT KILL), every connection of the stores' user on the scenario's
-        database, as a server's idle timeout, a proxy or a failover does; the suite's own connections
-        are spared. Returns how many were killed."""
+        database (on every node of a cluster), as a server's idle timeout, a proxy or a failover
+        does; the suite's own connections are spared. Returns how many were killed."""
         __tracebackhide__ = True
-        admin = self._connection.admin
-        own, db = admin.client_id(), admin.connection_pool.connection_kwargs.get("db", 0)
         user = urlsplit(self._connection.url).username or "default"
-        # Redis numbers connections in order: those opened before this scenario began (the runner's
-        # health check, another process's) are not its stores'. A connection still in its handshake (no
-        # command yet, or only HELLO, AUTH, CLIENT SETINFO, SELECT) shows the default user and database 0
-        # whoever opened it: another worker's, or the runner's, killed there made their next command
-        # fail with "Connection closed by server"; a store's connection has run a command by now
-        doomed = [client["id"] for client in admin.client_list(_type="normal")
-                  if int(client["db"]) == db and client.get("user", user) == user and int(client["id"]) != own
-                  and int(client["id"]) > self._first_client_id
-                  and client.get("cmd", "NULL").split("|")[0] not in HANDSHAKE_COMMANDS]
-        killed = sum(admin.client_kill_filter(_id=client_id) for client_id in doomed)
+        killed = 0
+        for name, node in self._connection.nodes().items():
+            own, db = node.client_id(), node.connection_pool.connection_kwargs.get("db", 0)
+            # Redis numbers connections in order: those opened before this scenario began (the runner's
+            # health check, another process's) are not its stores'. A connection still in its handshake
+            # (no command yet, or only HELLO, AUTH, CLIENT SETINFO, SELECT) shows the default user and
+            # database 0 whoever opened it: another worker's, or the runner's, killed there made their
+            # next command fail with "Connection closed by server"; a store's connection has run a
+            # command by now
+            doomed = [client["id"] for client in node.client_list(_type="normal")
+                      if int(client["db"]) == db and client.get("user", user) == user and int(client["id"]) != own
+                      and int(client["id"]) > self._first_client_ids.get(name, 0)
+                      and client.get("cmd", "NULL").split("|")[0] not in HANDSHAKE_COMMANDS]
+            killed += sum(node.client_kill_filter(_id=client_id) for client_id in doomed)
         self.idle()
         return killed
 
@@ -803,6 +833,9 @@ def describe_outcome(report: pytest.TestReport, excinfo: Any) -> dict[str, Any]:
         short += (" (the store decodes bytes, but the suite's redis client is built with "
                   "decode_responses=True and returns str: decode only bytes, or build your own client "
                   "from the redis_url parameter)")
+    hint = cluster_hint(exc)
+    if hint:
+        short += f" ({hint})"
     return _verdict(f"{origin} {short}", report.longreprtext[-DETAILS_LIMIT:])
 
 
@@ -826,6 +859,31 @@ def forbidden_command(exc: BaseException) -> str | None:
         if "no permissions to run the" in text:  # Redis' NOPERM error, as redis-py words it
             name = text.split("'")[1] if text.count("'") >= 2 else "a forbidden command"
             return name.upper()
+    return None
+
+
+# what a Redis Cluster answers, or redis-py's cluster client raises, when one transaction or script
+# touches keys of several hash slots (a script's undeclared key on another node: "non local key")
+CROSS_SLOT = re.compile(r"CROSSSLOT|hash to the same slot|must map to the same (key )?slot|non local key")
+CROSS_SLOT_HINT = (
+    "CROSSSLOT: a Redis Cluster runs one transaction (MULTI/EXEC) or script only on keys of one hash slot; "
+    "give all keys of a session one hash tag, the session id in braces, as in chat:{<session>}:messages "
+    "and chat:{<session>}:meta (only the part in braces is hashed), and declare every key a script "
+    "touches in KEYS")
+MOVED_HINT = (
+    "MOVED: on a Redis Cluster the key lives on another node, and the store's client is not "
+    "cluster-aware: use the client the suite passes, or build a redis.cluster.RedisCluster from redis_url "
+    "(RedisCluster.from_url; redis.asyncio.RedisCluster for an async store)")
+
+
+def cluster_hint(exc: BaseException) -> str | None:
+    """What to say when a store written for one server fails on a Redis Cluster: keys of one
+    transaction or script in several slots (CROSSSLOT), or a client that is not cluster-aware."""
+    for link in exception_chain(exc):
+        if CROSS_SLOT.search(f"{type(link).__name__}: {link}"):
+            return CROSS_SLOT_HINT
+        if isinstance(link, redis.exceptions.MovedError):
+            return MOVED_HINT
     return None
 
 

@@ -5,7 +5,9 @@ way, with :func:`message_tokens` (tiktoken's cl100k_base plus 3 tokens of chat-f
 so run the suite with ``--token-counter examples/stores/token_window.py:message_tokens``.
 
 Append and trim run in one Lua script: push the message, add its cost to the session's total,
-then pop the oldest messages while the total is over the budget.
+then pop the oldest messages while the total is over the budget. The script's two keys carry the
+session id as a hash tag (``tokens:{session}:messages``, ``tokens:{session}:total``), so they hash to
+one slot and the script also runs on a Redis Cluster.
 """
 
 import json
@@ -34,6 +36,14 @@ def message_tokens(content):
     return len(_ENCODING.encode(content, disallowed_special=())) + OVERHEAD
 
 
+def _messages_key(session_id):
+    return f"tokens:{{{session_id}}}:messages"
+
+
+def _total_key(session_id):
+    return f"tokens:{{{session_id}}}:total"
+
+
 class TokenWindowStore:
     def __init__(self, client, max_tokens):
         self.client = client
@@ -43,11 +53,11 @@ class TokenWindowStore:
     def append(self, session_id, role, content):
         tokens = message_tokens(content)
         record = json.dumps({"role": role, "content": content, "tokens": tokens}, ensure_ascii=False)
-        self._append_and_trim(keys=[f"tokens:messages:{session_id}", f"tokens:total:{session_id}"],
+        self._append_and_trim(keys=[_messages_key(session_id), _total_key(session_id)],
                               args=[record, tokens, self.max_tokens])
 
     def get(self, session_id):
-        return [json.loads(raw) for raw in self.client.lrange(f"tokens:messages:{session_id}", 0, -1)]
+        return [json.loads(raw) for raw in self.client.lrange(_messages_key(session_id), 0, -1)]
 
     def clear(self, session_id):
-        self.client.delete(f"tokens:messages:{session_id}", f"tokens:total:{session_id}")
+        self.client.delete(_messages_key(session_id), _total_key(session_id))

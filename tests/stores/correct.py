@@ -56,7 +56,8 @@ class TokenStore:
     """One list per session of messages with their cost, and the session's running total beside it;
     while the total is over the budget the oldest are dropped (all of them when the newest alone is
     over). The list is read back only when the total is over the budget, so an append under an
-    unbounded budget costs the same at any length."""
+    unbounded budget costs the same at any length. Both keys carry the session id as a hash tag, so
+    that their transactions also run on a Redis Cluster."""
 
     def __init__(self, redis, namespace, max_tokens, count_tokens, ttl):
         self.redis = redis
@@ -66,10 +67,10 @@ class TokenStore:
         self.ttl = ttl
 
     def key(self, session_id):
-        return f"{self.namespace}tokens:{session_id}"
+        return f"{self.namespace}tokens:{{{session_id}}}"
 
     def total_key(self, session_id):
-        return f"{self.namespace}tokens-total:{session_id}"
+        return f"{self.namespace}tokens-total:{{{session_id}}}"
 
     def over_budget(self, total):
         return total > self.max_tokens

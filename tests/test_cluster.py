@@ -1,0 +1,171 @@
+"""``--redis cluster``: the suite on a private Redis Cluster of three masters, started by the runner.
+
+Correct stores pass every scenario there (but the one that needs a client of a cluster that is
+down, skipped with the reason, for a sync store); a store that touches two keys of one session in
+one transaction without a hash tag passes on one server and fails on the cluster with a message
+naming CROSSSLOT and the fix; a store with a single-server client is told it needs a cluster client;
+the reports name the engine; and no node outlives the run (conftest checks every run for that).
+"""
+
+import os
+import re
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+
+import pytest
+import redis
+from junitparser.xunit2 import JUnitXml
+
+from memory_regression.backend import SUITE_USER, open_backend
+from memory_regression.worker import CLUSTER_CLIENT_CONNECTS
+from tests.test_corpus import CORRECT_STORES
+from tests.test_frameworks import LANGCHAIN, LLAMA_INDEX, OPENAI_AGENTS
+
+pytestmark = pytest.mark.skipif(not shutil.which("redis-server"), reason="no redis-server on PATH")
+
+CLUSTER = ("--redis", "cluster")
+ENGINE = "cluster of 3 masters"
+EXAMPLES = sorted(spec for spec in CORRECT_STORES if spec.startswith("examples/"))
+SPLIT = "tests.stores.cluster:SessionMetaStore"
+DOWN = "test_store_raises_when_the_server_is_down"
+LOST_REPLY = "test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost"
+OWN_SERVER = {"test_append_raises_when_memory_is_full", "test_eviction_leaves_sessions_whole_or_gone",
+              "test_a_restart_between_turns_loses_nothing"}   # on a single server of their own
+HANGING = "tests.stores.hostile:Sleeps"       # its round trip blocks until the run is stopped
+
+
+def assert_names_the_engine(result):
+    assert ENGINE in result.summary["backend"], result.summary["backend"]
+    for report in ("summary.md", "report.html"):
+        assert ENGINE in (result.report_dir / report).read_text(encoding="utf-8"), report
+    cases = [case for suite in JUnitXml.fromfile(str(result.report_dir / "junit.xml")) for case in suite]
+    assert cases and all(ENGINE in {p.name: p.value for p in case.properties()}["backend"] for case in cases)
+
+
+@pytest.mark.parametrize("spec", EXAMPLES)
+def test_the_example_stores_pass_every_scenario_on_a_cluster(run_suite, spec):
+    """Their keys of one session share a slot (one key, or a hash tag), so their transactions and
+    scripts run on a cluster; every scenario their capabilities allow runs there."""
+    args, level = CORRECT_STORES[spec]
+    if "async" in spec:   # it fails the restart scenario on one server too (main at ff95775): not the cluster's
+        args = (*args, "-k", "not test_a_restart_between_turns_loses_nothing")
+    result = run_suite("--store", spec, *args, *CLUSTER)
+    assert result.exit_code == 0, result.output
+    summary = result.summary
+    assert summary["conformance_level"] == level
+    asynchronous = "async" in summary["capabilities"]
+    skipped = {r["scenario"]: r["message"] for r in summary["results"] if r["outcome"] == "skipped"}
+    assert all(reason.startswith("store lacks ") for scenario, reason in skipped.items()
+               if scenario not in (DOWN, LOST_REPLY)), skipped
+    assert skipped.get(DOWN) == (None if asynchronous else CLUSTER_CLIENT_CONNECTS), skipped
+    assert skipped[LOST_REPLY].startswith("on a Redis Cluster the store's client connects to the nodes"), skipped
+    assert_names_the_engine(result)
+
+
+def test_a_transaction_across_slots_passes_on_one_server_and_fails_on_a_cluster_with_the_fix(run_suite):
+    """MULTI over ``...:<session>`` and ``...:<session>:meta``: right on one server; on a cluster every
+    scenario that appends fails, saying CROSSSLOT and how to fix it."""
+    assert run_suite("--store", SPLIT, "--redis", "server").exit_code == 0
+    result = run_suite("--store", SPLIT, *CLUSTER)
+    assert result.exit_code == 1, result.output
+    summary = result.summary
+    passed = {r["scenario"] for r in summary["results"] if r["outcome"] == "passed"}
+    assert passed == {"test_fresh_session_is_empty", *OWN_SERVER}, passed   # it appends nothing, or not there
+    for failure in summary["failures"]:
+        assert "CROSSSLOT" in failure["message"] and "chat:{<session>}:meta" in failure["message"], failure
+    assert_names_the_engine(result)
+
+
+def test_server_and_cluster_side_by_side_flag_the_transaction_across_slots(run_suite):
+    """``--redis server,cluster``: the same scenarios on both, in one run with one worker; the
+    CROSSSLOT store's differ, and the reports say that the cluster is the engine that fails."""
+    result = run_suite("--store", SPLIT, "--redis", "server,cluster", "-k", "round_trip_keeps")
+    assert result.exit_code == 1, result.output
+    differences = result.summary["engine_differences"]
+    assert [d["outcomes"] for d in differences] == [{"server": "passed", "cluster": "failed"}], differences
+    assert re.fullmatch(rf"passes on server \(redis [\d.]+\), fails on cluster \(redis [\d.]+ {ENGINE}\)",
+                        differences[0]["message"]), differences
+
+
+def test_an_async_transaction_across_slots_fails_with_the_fix(run_suite):
+    """The same on redis.asyncio: the hint, and the store's frames in the traceback, not the suite's
+    (conftest checks), from a task of the concurrency scenario too."""
+    result = run_suite("--store", "tests.stores.cluster:AsyncSessionMetaStore", *CLUSTER,
+                       "-k", "round_trip or lose_nothing")
+    assert result.exit_code == 1, result.output
+    failures = result.summary["failures"]
+    assert {f["scenario"] for f in failures} == {"test_round_trip_keeps_role_content_and_order",
+                                                 "test_concurrent_writers_lose_nothing"}, result.output
+    assert all("CROSSSLOT" in f["message"] for f in failures), failures
+
+
+def test_the_hash_tag_fix_passes_on_a_cluster(run_suite):
+    result = run_suite("--store", "tests.stores.cluster:TaggedSessionMetaStore", *CLUSTER,
+                       "-k", "core or count_window or hygiene or ttl")
+    assert result.exit_code == 0, result.output
+
+
+def test_a_single_server_client_is_told_to_use_a_cluster_client(run_suite):
+    result = run_suite("--store", "tests.stores.cluster:PlainClientStore", *CLUSTER, "-k", "sessions_are_isolated")
+    assert result.exit_code == 1, result.output
+    message = result.summary["failures"][0]["message"]
+    assert "MovedError" in message and "build a redis.cluster.RedisCluster from redis_url" in message, message
+
+
+@pytest.mark.parametrize("spec, failure", [
+    (LANGCHAIN, None),
+    (LLAMA_INDEX, "the store raised RuntimeError: no running event loop"),
+    (OPENAI_AGENTS, "the store raised TypeError: RedisSession does not support transactions with RedisCluster "
+                    "clients."),
+], ids=["langchain", "llama-index", "openai-agents"])
+def test_the_libraries_on_a_cluster(run_suite, spec, failure):
+    """LangChain's history finds the cluster from its URL and builds a cluster client. LlamaIndex's
+    chat store (0.8.0) builds its async client in its sync constructor and, on a cluster URL, closes
+    the first one with ``asyncio.create_task`` outside any event loop: it cannot be built (the
+    failure shows its frames, not the suite's). OpenAI Agents' session refuses a cluster client."""
+    result = run_suite("--store", spec, *CLUSTER, "-k", "round_trip_keeps")
+    if failure is None:
+        assert result.exit_code == 0, result.output
+    else:
+        assert result.exit_code == 1, result.output
+        assert result.summary["failures"][0]["message"].startswith(failure), result.output
+
+
+def test_every_node_forbids_the_stores_user_what_would_destroy_the_cluster():
+    backend = open_backend("cluster", allow_flush=False)
+    try:
+        assert backend.kind == "cluster" and backend.max_workers == 1 and ENGINE in backend.description
+        nodes = list(backend._nodes)
+        assert len(nodes) == 3 and len({node.password for node in nodes}) == 1
+        for node in nodes:
+            with redis.Redis.from_url(node.url) as store_user, redis.Redis.from_url(node.admin_url) as ours:
+                for command in (("FLUSHALL",), ("CONFIG", "SET", "maxmemory", "1"), ("CLUSTER", "RESET")):
+                    with pytest.raises(redis.exceptions.NoPermissionError):
+                        store_user.execute_command(*command)
+                assert ours.acl_whoami() == SUITE_USER
+        with redis.RedisCluster.from_url(backend.url) as cluster:
+            cluster.set("k", "v")
+            assert cluster.get("k") == b"v"
+    finally:
+        backend.stop()
+    assert all(node.process is None and not os.path.exists(node.workdir) for node in nodes)
+
+
+def test_a_run_stopped_by_sigterm_removes_every_node_and_its_directory(run_suite):
+    scratch = Path(tempfile.mkdtemp(prefix="mrc-"))   # short: the supervisor's socket path lives in it too
+    try:
+        result = run_suite("--store", HANGING, *CLUSTER, signals=[(4.0, signal.SIGTERM)],
+                           env={"TMPDIR": str(scratch)})
+        assert result.exit_code == 130, result.output
+        assert ENGINE in result.summary["backend"]
+        assert not list(scratch.glob("memory-regression-redis-*"))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def test_killing_the_runner_leaves_no_node_behind(run_suite):
+    """Each node gets the parent-death signal; conftest checks that no process of the run is left."""
+    result = run_suite("--store", HANGING, *CLUSTER, signals=[(4.0, signal.SIGKILL)], expect_reports=False)
+    assert result.exit_code == -signal.SIGKILL
