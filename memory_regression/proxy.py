@@ -115,6 +115,14 @@ def command_end(data: bytes | bytearray, pos: int = 0) -> tuple[int, str | None]
     return pos, name
 
 
+def _received(sock: socket.socket) -> bytes:
+    """The next bytes from ``sock``; nothing once it is closed or broken."""
+    try:
+        return sock.recv(RECEIVE_SIZE)
+    except OSError:
+        return b""
+
+
 @dataclass
 class _Expected:
     """A reply the client waits for: to which command, and whether it is the one to drop."""
@@ -272,10 +280,7 @@ class ReplyDroppingProxy:
         its reply is always expected before it comes."""
         buffer, pos = bytearray(), 0
         while True:
-            try:
-                data = link.client.recv(RECEIVE_SIZE)
-            except OSError:
-                data = b""
+            data = _received(link.client)
             if not data:
                 link.close()
                 return
@@ -298,10 +303,7 @@ class ReplyDroppingProxy:
         """Server to client: forward each complete reply, or drop the doomed one and close."""
         buffer = bytearray()
         while True:
-            try:
-                data = link.server.recv(RECEIVE_SIZE)
-            except OSError:
-                data = b""
+            data = _received(link.server)
             if not data:
                 link.close()
                 return

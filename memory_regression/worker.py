@@ -562,6 +562,7 @@ class ScenarioContext:
 
 KEYS_WITHOUT_TTL_KEY = pytest.StashKey[list]()
 FINDINGS_KEY = pytest.StashKey[list]()
+OWN_SERVERS_KEY = pytest.StashKey[list]()   # the scenario's own servers (ScenarioContext.own_server)
 FINDINGS_PER_SCENARIO = 20
 
 
@@ -643,9 +644,9 @@ class ScenarioWorker:
         try:
             return context.store().instance_for("probe")
         except redis.RedisError as exc:
-            module = missing_module(exc)
-            if module:
-                raise UsageError(module) from None
+            missing = module_command(exc)
+            if missing:
+                raise UsageError(missing_module_message(*missing)) from None
             raise
         finally:
             context.close()
@@ -722,15 +723,23 @@ class ScenarioWorker:
         __tracebackhide__ = True
         context = ScenarioContext(self, request.node.nodeid, memory_engine)
         request.node.stash[FINDINGS_KEY] = context.findings   # kept even if closing fails
+        request.node.stash[OWN_SERVERS_KEY] = context._servers
         yield context
         request.node.stash[KEYS_WITHOUT_TTL_KEY] = context.close()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
         report = yield
-        module = missing_module(call.excinfo.value) if report.failed and call.excinfo else None
-        if module and not self.aborted:   # the run stops: every scenario would fail the same way
-            self.abort(Status.USAGE_ERROR, module)
+        missing = module_command(call.excinfo.value) if report.failed and call.excinfo else None
+        if missing and item.stash.get(OWN_SERVERS_KEY, None):   # the scenario's own server lacks it
+            command, module = missing
+            reason = (f"the store ran {command}, a command of the {module} module, which the redis-server the "
+                      "suite started for this scenario (from PATH: memory limits, persistence and restarts are "
+                      f"server-wide, so the server under test is never changed) lacks: put a server with {module} "
+                      "on PATH to run it")
+            report.outcome, report.longrepr = "skipped", (str(item.path), item.location[1], f"Skipped: {reason}")
+        elif missing and not self.aborted:   # the run stops: every scenario would fail the same way
+            self.abort(Status.USAGE_ERROR, missing_module_message(*missing))
         if report.failed or report.skipped:
             report.memory_verdict = redacted(describe_outcome(report, call.excinfo), self.redactor)
         if report.failed:   # pytest's own rendering stays, unless it holds a secret or is too long
@@ -892,16 +901,20 @@ MODULE_COMMANDS = {"FT.": "RediSearch", "JSON.": "RedisJSON", "TS.": "RedisTimeS
                    "CF.": "RedisBloom", "CMS.": "RedisBloom", "TOPK.": "RedisBloom", "TDIGEST.": "RedisBloom"}
 
 
-def missing_module(exc: BaseException) -> str | None:
-    """What to say when the store ran a command of a Redis module the server under test lacks
-    (Redis answers "unknown command 'FT._LIST'"): a configuration to fix, not a finding."""
+def module_command(exc: BaseException) -> tuple[str, str] | None:
+    """The command of a Redis module the store ran and the server lacked (Redis answers "unknown
+    command 'FT._LIST'"), and that module: a configuration to fix, not a finding."""
     for link in exception_chain(exc):
         found = re.search(r"unknown command '([^']+)'", str(link), re.IGNORECASE)
         command = found.group(1).upper() if found else ""
         module = next((name for prefix, name in MODULE_COMMANDS.items() if command.startswith(prefix)), None)
         if module:
-            return (f"the store ran {command}, a command of the {module} module, which the Redis server under "
-                    f"test lacks: run the suite against a server with {module} (Redis Stack, or Redis 8 with "
-                    "its modules) with --redis redis://HOST:PORT/DB; in GitHub Actions, start one as a "
-                    "services: container and pass its URL as the redis input")
+            return command, module
     return None
+
+
+def missing_module_message(command: str, module: str) -> str:
+    return (f"the store ran {command}, a command of the {module} module, which the Redis server under "
+            f"test lacks: run the suite against a server with {module} (Redis Stack, or Redis 8 with "
+            "its modules) with --redis redis://HOST:PORT/DB; in GitHub Actions, start one as a "
+            "services: container and pass its URL as the redis input")
