@@ -83,6 +83,7 @@ class Endpoint:
     kind: str                 # "server" (private), "cluster" (private), "url" (external) or "fakeredis"
     store_url: str
     admin_url: str
+    binary: str | None = None   # the server binary of a private server or cluster (ServerProcess)
 
     def to_mapping(self) -> dict[str, str]:
         return asdict(self)
@@ -171,6 +172,7 @@ class Backend:
     admin_url: str = ""
     max_workers: int = 1      # how many workers can each have a database of their own
     secrets: tuple[str, ...] = ()
+    binary: str | None = None   # a private server's (a cluster's) binary: the scenarios' own servers use it too
     _server: "ServerProcess | None" = None   # the private server's process
     _container: Any = None    # a server in a container (.containers.ServerContainer)
     _nodes: tuple["ServerProcess", ...] = ()   # a cluster's
@@ -178,8 +180,8 @@ class Backend:
     def endpoint(self, slot: int) -> Endpoint:
         """The database of worker ``slot`` (0 .. max_workers - 1)."""
         if self.kind != "server":
-            return Endpoint(self.kind, self.url, self.admin_url or self.url)
-        return Endpoint(self.kind, _with_db(self.url, slot), _with_db(self.admin_url, slot))
+            return Endpoint(self.kind, self.url, self.admin_url or self.url, self.binary)
+        return Endpoint(self.kind, _with_db(self.url, slot), _with_db(self.admin_url, slot), self.binary)
 
     def problem(self) -> str | None:
         """Why the server cannot be used right now, or None when it answers."""
@@ -447,7 +449,7 @@ def start_private_server(binary: str) -> Backend:
     server = ServerProcess.start(binary)
     return Backend("server", server.url, f"{server.version} (private server {binary}, port {server.port}, "
                    f"pid {server.process.pid})", admin_url=server.admin_url, max_workers=16,
-                   secrets=(server.password,), _server=server)
+                   secrets=(server.password,), binary=binary, _server=server)
 
 
 def start_cluster(binary: str) -> Backend:
@@ -480,7 +482,7 @@ def start_cluster(binary: str) -> Backend:
     pids = ", ".join(str(node.process.pid) for node in nodes)
     return Backend("cluster", nodes[0].url, f"{nodes[0].version} cluster of {CLUSTER_MASTERS} masters (private "
                    f"servers {binary}, ports {ports}, pids {pids})", admin_url=nodes[0].admin_url, max_workers=1,
-                   secrets=(password,), _nodes=tuple(nodes))
+                   secrets=(password,), binary=binary, _nodes=tuple(nodes))
 
 
 def _start_cluster_node(binary: str, password: str) -> ServerProcess:

