@@ -173,9 +173,9 @@ class Backend:
     max_workers: int = 1      # how many workers can each have a database of their own
     secrets: tuple[str, ...] = ()
     binary: str | None = None   # a private server's (a cluster's) binary: the scenarios' own servers use it too
-    _server: "ServerProcess | None" = None   # the private server's process
-    _container: Any = None    # a server in a container (.containers.ServerContainer)
-    _nodes: tuple["ServerProcess", ...] = ()   # a cluster's
+    # what the suite started for it, each with problem() and stop(): the private server's ServerProcess,
+    # a cluster's nodes, or a server in a container (.containers.ServerContainer)
+    _owned: tuple[Any, ...] = ()
 
     def endpoint(self, slot: int) -> Endpoint:
         """The database of worker ``slot`` (0 .. max_workers - 1)."""
@@ -187,8 +187,8 @@ class Backend:
         """Why the server cannot be used right now, or None when it answers."""
         if self.kind == "fakeredis":
             return None
-        for owned in (self._server, self._container, *self._nodes):
-            gone = owned.problem() if owned is not None else None
+        for owned in self._owned:
+            gone = owned.problem()
             if gone:
                 return gone
         try:
@@ -200,15 +200,9 @@ class Backend:
         return None
 
     def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is not None:
-            server.stop()
-        container, self._container = self._container, None
-        if container is not None:
-            container.stop()
-        nodes, self._nodes = self._nodes, ()
-        for node in nodes:
-            node.stop()
+        owned, self._owned = self._owned, ()
+        for each in owned:
+            each.stop()
 
 
 def _without_maintenance_notifications() -> dict[str, Any]:
@@ -449,7 +443,7 @@ def start_private_server(binary: str) -> Backend:
     server = ServerProcess.start(binary)
     return Backend("server", server.url, f"{server.version} (private server {binary}, port {server.port}, "
                    f"pid {server.process.pid})", admin_url=server.admin_url, max_workers=16,
-                   secrets=(server.password,), binary=binary, _server=server)
+                   secrets=(server.password,), binary=binary, _owned=(server,))
 
 
 def start_cluster(binary: str) -> Backend:
@@ -482,7 +476,7 @@ def start_cluster(binary: str) -> Backend:
     pids = ", ".join(str(node.process.pid) for node in nodes)
     return Backend("cluster", nodes[0].url, f"{nodes[0].version} cluster of {CLUSTER_MASTERS} masters (private "
                    f"servers {binary}, ports {ports}, pids {pids})", admin_url=nodes[0].admin_url, max_workers=1,
-                   secrets=(password,), binary=binary, _nodes=tuple(nodes))
+                   secrets=(password,), binary=binary, _owned=tuple(nodes))
 
 
 def _start_cluster_node(binary: str, password: str) -> ServerProcess:

@@ -173,7 +173,7 @@ def start_container_server(image: str) -> Backend:
         server.stop()
         raise BackendError(f"--redis image:{image}: the container could not be started: {exc}") from None
     url = f"unix://{workdir}/{SOCKET_NAME}?db=0"
-    backend = Backend("server", url, "", max_workers=16, _container=server)
+    backend = Backend("server", url, "", max_workers=16, _owned=(server,))
     short_id = container.get_wrapped_container().short_id
     password = secrets.token_hex(16)
     try:

@@ -137,7 +137,7 @@ def test_every_node_forbids_the_stores_user_what_would_destroy_the_cluster():
     backend = open_backend("cluster", allow_flush=False)
     try:
         assert backend.kind == "cluster" and backend.max_workers == 1 and ENGINE in backend.description
-        nodes = list(backend._nodes)
+        nodes = list(backend._owned)
         assert len(nodes) == 3 and len({node.password for node in nodes}) == 1
         for node in nodes:
             with redis.Redis.from_url(node.url) as store_user, redis.Redis.from_url(node.admin_url) as ours:
