@@ -280,19 +280,19 @@ def render_terminal(summary: RunSummary) -> str:
     return _visible("\n".join(lines))
 
 
-def _unlink_symlink(path: Path) -> None:
-    """A symlink where a report goes is removed, so that writing the report never follows it."""
-    if path.is_symlink():
-        path.unlink()
-
-
 def _write(path: Path, text: str) -> None:
-    _unlink_symlink(path)
-    path.write_text(text, encoding="utf-8")
+    """Write beside ``path`` and rename over it: a reader sees the old file or the new one, and a
+    symlink at ``path`` is replaced, never followed."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
-def write_error_junit(summary: RunSummary, path: Path) -> None:
-    """A junit.xml for a run that judged no scenario: one errored case saying why."""
+def error_junit(summary: RunSummary) -> str:
+    """junit.xml for a run that judged no scenario: one errored case saying why."""
     from junitparser import Error, JUnitXml, TestCase, TestSuite
 
     message = xml_safe(summary.message or summary.status.value)
@@ -305,8 +305,11 @@ def write_error_junit(summary: RunSummary, path: Path) -> None:
     suite.update_statistics()
     xml = JUnitXml()
     xml.add_testsuite(suite)
-    _unlink_symlink(path)
-    xml.write(str(path))
+    return _xml_text(xml._elem)
+
+
+def _xml_text(root: ElementTree.Element) -> str:
+    return "<?xml version='1.0' encoding='utf-8'?>\n" + ElementTree.tostring(root, encoding="unicode")
 
 
 def relative_path(path: str | None, root: Path) -> str | None:
@@ -329,12 +332,13 @@ def suite_name(summary: RunSummary) -> str:
     return f"memory-regression (window sizes {sizes}; window policy {summary.window_policy}; profiles {profiles})"
 
 
-def place_junit_cases(summary: RunSummary, path: Path, source_root: Path | None) -> None:
+def place_junit_cases(summary: RunSummary, text: str, source_root: Path | None) -> str:
     """Name junit.xml's suite after the matrix point, and point every test case at the store's
     definition (``file`` relative to ``source_root``, ``line``): where the action's annotations
-    point, so that reporter actions place theirs in the user's code, not in the suite's files."""
-    tree = ElementTree.parse(path)
-    suites = [tree.getroot()] if tree.getroot().tag == "testsuite" else tree.getroot().iter("testsuite")
+    point, so that reporter actions place theirs in the user's code, not in the suite's files.
+    Takes the text pytest wrote and returns the new one."""
+    root = ElementTree.fromstring(text)
+    suites = [root] if root.tag == "testsuite" else root.iter("testsuite")
     source = relative_path(summary.store_file, source_root) if source_root is not None else None
     differing = {d["case"]: d["message"] for d in summary.engine_differences()} if summary.engines else {}
     difference = {_junit_key(r.nodeid): differing[r.case] for r in summary.results if r.case in differing}
@@ -351,8 +355,7 @@ def place_junit_cases(summary: RunSummary, path: Path, source_root: Path | None)
                 if properties is None:
                     properties = ElementTree.SubElement(case, "properties")
                 ElementTree.SubElement(properties, "property", name="engine_difference", value=message)
-    _unlink_symlink(path)
-    tree.write(path, encoding="utf-8", xml_declaration=True)
+    return _xml_text(root)
 
 
 def _junit_key(nodeid: str) -> tuple[str, str]:
@@ -361,14 +364,18 @@ def _junit_key(nodeid: str) -> tuple[str, str]:
     return path.rsplit("/", 1)[-1].removesuffix(".py"), name
 
 
-def write_all(summary: RunSummary, paths: ReportPaths, redactor: Redactor, source_root: Path | None = None) -> None:
-    """summary.json and summary.md, and junit.xml when no scenario was judged (its cases placed at
-    the store's definition under ``source_root``); the paths written go into the summary first."""
+def write_all(summary: RunSummary, paths: ReportPaths, redactor: Redactor, source_root: Path | None = None,
+              pytest_junit: Path | None = None) -> None:
+    """summary.json and summary.md, and junit.xml: the one pytest wrote at ``pytest_junit`` (in the
+    run's own directory) with its cases placed at the store's definition under ``source_root``, or
+    one saying why no scenario was judged. Every file is replaced in one step, so that a run sharing
+    the report directory never reads or leaves a half-written one. The paths written go into the
+    summary first."""
     paths.directory.mkdir(parents=True, exist_ok=True)
     if not summary.results:
-        write_error_junit(summary, paths.junit)
-    if paths.junit.is_file() and not paths.junit.is_symlink():
-        place_junit_cases(summary, paths.junit, source_root)
+        _write(paths.junit, error_junit(summary))
+    elif pytest_junit is not None and pytest_junit.is_file():
+        _write(paths.junit, place_junit_cases(summary, pytest_junit.read_text(encoding="utf-8"), source_root))
     summary.report_files = {**written_reports(paths), "summary_md": str(paths.summary_md),
                             "summary_json": str(paths.summary_json)}
     _write(paths.summary_json, redactor.text(json.dumps(summary.to_json(), indent=2, ensure_ascii=False)))

@@ -10,6 +10,8 @@ reports. It never imports or calls the user's store itself.
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -56,6 +58,7 @@ class SuiteRun:
         self.order: dict[str, int] = {}                     # nodeid -> its place in the collection
         self.started = time.monotonic()
         self.configured = False
+        self.pytest_junit: Path | None = None               # where pytest writes junit.xml
         self.judged = False
         self.written: tuple[Status, str | None] | None = None   # the verdict the reports were written with
 
@@ -79,7 +82,9 @@ class SuiteRun:
         self.configured = True
         if not self.listing:
             reports.clear_old_reports(self.paths)
-            config.option.xmlpath = str(self.paths.junit)
+            # pytest writes junit.xml in a directory of the run's own; the reports move it over
+            self.pytest_junit = Path(tempfile.mkdtemp(prefix="memory-regression-junit-")) / "junit.xml"
+            config.option.xmlpath = str(self.pytest_junit)
             if hasattr(config.option, "htmlpath"):
                 config.option.htmlpath = str(self.paths.html)
                 config.option.self_contained_html = True
@@ -361,8 +366,10 @@ class SuiteRun:
             self.supervisor.kill_all()
         verdict = (self.summary.status, self.summary.message)
         if not self.listing and verdict != self.written:   # the second call writes only what changed
-            reports.write_all(self.summary, self.paths, self.redactor, self.source_root)
+            reports.write_all(self.summary, self.paths, self.redactor, self.source_root, self.pytest_junit)
             self.written = verdict
+        if self.pytest_junit is not None:   # placed in the report directory: a second call keeps it
+            shutil.rmtree(self.pytest_junit.parent, ignore_errors=True)
         if self.supervisor is not None:
             self.supervisor.stop()
             self.supervisor = None

@@ -552,13 +552,10 @@ def test_terminal_summary_of_a_run_stopped_before_any_scenario():
 def test_junit_suite_is_named_after_the_matrix_point_and_cases_point_at_the_store(tmp_path):
     summary = sample_summary()
     summary.store_file = str(tmp_path / "app/m.py")
-    paths = ReportPaths(tmp_path / "r")
-    paths.directory.mkdir()
     def placed(source_root):
-        paths.junit.write_text('<testsuites><testsuite name="memory-regression"><testcase classname="c" name="a"/>'
-                               '<testcase classname="c" name="b"/></testsuite></testsuites>')
-        place_junit_cases(summary, paths.junit, source_root)
-        return ET.parse(paths.junit).getroot().find("testsuite")
+        written = ('<testsuites><testsuite name="memory-regression"><testcase classname="c" name="a"/>'
+                   '<testcase classname="c" name="b"/></testsuite></testsuites>')
+        return ET.fromstring(place_junit_cases(summary, written, source_root)).find("testsuite")
 
     suite = placed(tmp_path)
     assert suite.get("name") == "memory-regression (window sizes 5,20; window policy start-on-user; profiles small-4k)"
