@@ -475,8 +475,14 @@ def compaction_problem(before: Sequence[Message], history: Sequence[Message]) ->
         if SUMMARY_MARK in first.content:
             return ("the first message is not exactly the text summarize returned: the store changed the summary "
                     f"({first.describe()})")
-        return (f"the history does not start with the summary: its first message is {first.describe()}"
-                + _where(first, before))
+        place = next((i for i, m in enumerate(history) if summarised(m.content) is not None), None)
+        if place is None:
+            return f"the history holds no summary, and {diagnose(before, [_plain(m) for m in history], before)}"
+        inside = summarised(history[place].content)
+        stale = [m for m in history[:place] if _plain(m) in inside]
+        return (f"the summary is not the first message but message {place + 1} of the history"
+                + (f", after {messages(len(stale))} it covers: the originals it replaced were not all removed "
+                   "(duplicates)" if stale else ""))
     later = next((m for m in history[1:] if summarised(m.content) is not None), None)
     if later is not None:
         return (f"the history holds a second summary ({later.describe()}): compact must leave one summary "
@@ -502,10 +508,6 @@ def compaction_problem(before: Sequence[Message], history: Sequence[Message]) ->
 
 def _plain(message: Message) -> Message:
     return Message(message.role, message.content)
-
-
-def _where(message: Message, before: list[Message]) -> str:
-    return f" ({_number(_plain(message), before)})" if _plain(message) in before else ""
 
 
 def expected_after_compaction(before: Sequence[Message], history: Sequence[Message]) -> list[Message]:

@@ -12,15 +12,17 @@ exactly that text (any role: the finding names the store's), then the messages i
 every message of the session exactly once, in order.
 """
 
+import functools
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures import wait
 
 import pytest
 
 from memory_regression.contract import Message
-from memory_regression.conversations import numbered_messages, window_turns
-from memory_regression.reference import (HistoryMismatch, compacted_window, compaction_problem, count_window, diagnose,
-                                         expected_after_compaction, summarised, summarize, window_problem)
+from memory_regression.conversations import numbered_messages, sized_text, window_turns
+from memory_regression.reference import (HistoryMismatch, Window, compacted_window, compaction_problem, count_window,
+                                         diagnose, expected_after_compaction, messages, summarised, summarize,
+                                         token_budget, window_problem)
 
 SESSION = "compacted"
 BEFORE = 8          # messages in the session before its first compaction
@@ -226,6 +228,42 @@ def test_a_connection_killed_during_compaction_leaves_no_mix(memory):
     memory.note(f"killed {killed[0]} connection{'' if killed[0] == 1 else 's'} of the store while it summarised")
 
 
+def check_window_after_compaction(memory, store, turns: list[Message], first: int, window: Window,
+                                  where: str) -> None:
+    """Append ``turns[:first]``, compact, then append the rest one at a time, loading after each: the
+    compaction keeps the contract on what the window held, and every load gives what ``window``
+    keeps of the session since (the summary, then what followed it and every append), with the
+    summary in the window or first outside it, as the store says (``summary_in_window``)."""
+    __tracebackhide__ = True
+    policy, in_window = memory.window_policy, memory.summary_in_window
+    for message in turns[:first]:
+        store.add(SESSION, message)
+    held = store.load(SESSION)
+    store.compact(SESSION)
+    history = store.load(SESSION)
+    check_compaction(held, history, f"{where}, after compact of the {messages(len(held))} the window held")
+    summary = summary_of(history)
+    if summary is None:
+        memory.note(f"{where}: compact left the window's one message as it was: the window is checked without a "
+                    "summary by its own group")
+        return
+    how = (f"the summary counts toward the {window.name} as {'one message' if window.unit == 'message' else 'its tokens'}"
+           if in_window else f"summary_in_window = False: the summary stays first, outside the {window.name}")
+    session = history[1:]
+    for count, message in enumerate(turns[first:], 1):
+        session.append(store.add(SESSION, message))
+        expected = compacted_window(summary, session, window, policy, in_window)
+        actual = store.load(SESSION)
+        problem = (window_problem([summary, *session], actual, window, policy) if in_window else
+                   diagnose(expected, actual, [summary, *session]))
+        if problem:
+            hint = (f"; if the store keeps the summary outside the {window.name} on purpose, say so with the class "
+                    "attribute summary_in_window = False" if in_window and len(actual) > len(expected) else "")
+            raise HistoryMismatch(f"{where}, {count} appends after compact ({how}): {problem}{hint}",
+                                  expected, actual)
+    memory.note(f"{where}: {how}")
+
+
 @pytest.mark.requires("count-window")
 def test_compaction_keeps_the_window(memory, window):
     """N+2 messages are appended to a store with a window of N, the session is compacted, then N+2
@@ -241,33 +279,27 @@ def test_compaction_keeps_the_window(memory, window):
     outside the window while the store says it counts toward it (keep it in the list the window
     trims, or set ``summary_in_window = False``). If it holds one too few, or the summary vanishes:
     the window counts the summary while the store says it does not."""
-    policy = memory.window_policy
-    in_window = memory.summary_in_window
-    turns = window_turns(2 * window + 4, policy, "window")
-    store = memory.store(max_messages=window)
-    for message in turns[:window + 2]:
-        store.add(SESSION, message)
-    held = store.load(SESSION)
-    store.compact(SESSION)
-    history = store.load(SESSION)
-    check_compaction(held, history, f"N={window}, after compact of the {len(held)} messages the window held")
-    summary = summary_of(history)
-    if summary is None:
-        memory.note(f"N={window}: compact left the window's one message as it was: the window is checked "
-                    "without a summary by the count-window group")
-        return
-    session = history[1:]
-    how = ("the summary counts toward the window as one message" if in_window else
-           "summary_in_window = False: the summary stays first, outside the window")
-    for count, message in enumerate(turns[window + 2:], 1):
-        session.append(store.add(SESSION, message))
-        expected = compacted_window(summary, session, count_window(window), policy, in_window)
-        actual = store.load(SESSION)
-        problem = (window_problem([summary, *session], actual, count_window(window), policy) if in_window else
-                   diagnose(expected, actual, [summary, *session]))
-        if problem:
-            hint = ("; if the store keeps the summary outside the window on purpose, say so with the class "
-                    "attribute summary_in_window = False" if in_window and len(actual) > len(expected) else "")
-            raise HistoryMismatch(f"N={window}, {count} appends after compact ({how}): {problem}{hint}",
-                                  expected, actual)
-    memory.note(f"N={window}: {how}")
+    turns = window_turns(2 * window + 4, memory.window_policy, "window")
+    check_window_after_compaction(memory, memory.store(max_messages=window), turns, window + 2,
+                                  count_window(window), f"N={window}")
+
+
+@pytest.mark.requires("token-window")
+def test_compaction_keeps_the_token_budget(memory, profile):
+    """Six messages of about an eighth of the budget each are appended to a store with the profile's
+    token budget, the session is compacted, then eight more are appended, one load after each. The
+    compaction keeps the contract on what the store held, and every load gives what the budget
+    keeps of the session as it is since: by default the summary is a message of the session like
+    any other (its cost, ``count_tokens`` of its text, counts toward the budget, and it is trimmed
+    once it is the oldest that does not fit); with ``summary_in_window = False`` it stays first,
+    outside the budget, which then keeps the newest messages after it that fit. (The suite's
+    summaries list the messages they cover, so a summary costs about what they did.)
+
+    If the history costs more than the budget once it is full: the store does not count the
+    summary's tokens (it records no cost for it, or a cost of zero), while it says the summary
+    counts. If the summary vanishes too early, it counts the summary while it says it does not, or
+    counts it with another counter than the one it was given."""
+    cost = functools.lru_cache(maxsize=None)(memory.counter(profile))   # each text once
+    turns = window_turns(14, memory.window_policy, "tokens", sized_text(profile.max_tokens // 8, cost, profile.name))
+    check_window_after_compaction(memory, memory.store(profile=profile), turns, 6,
+                                  token_budget(profile.max_tokens, cost), profile.name)
