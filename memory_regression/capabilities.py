@@ -76,9 +76,8 @@ REGISTRY: dict[Capability, CapabilitySpec] = {spec.capability: spec for spec in 
     CapabilitySpec(Capability.COMPACTION, "compact replaces the oldest messages with one summary message, "
                    "atomically, losing and duplicating nothing",
                    lambda binding: binding.compact_method is not None and binding.accepts("summarize"),
-                   f"it has no {' or '.join(COMPACT_METHODS)} method taking the session id, with a factory "
-                   "that takes summarize (or summarizer), the suite's summariser, whose text tells which "
-                   "messages a summary covers"),
+                   f"it has no {' or '.join(COMPACT_METHODS)} method, or its factory takes no summarize "
+                   "(or summarizer)"),
     CapabilitySpec(Capability.ASYNC, "its methods are coroutines, run on an event loop",
                    lambda binding: binding.is_async, "its methods are not coroutines"),
 )}
