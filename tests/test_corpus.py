@@ -40,6 +40,7 @@ CORRECT_STORES = {
     "tests.stores.libraries:AsyncOnlyHistory": ((), "core+ttl+namespace+clear+tool-calls+async"),
     "tests.stores.compaction:CompactingListStore": ((), "core+count-window+ttl+namespace+clear+compaction"),
     "tests.stores.compaction:CompactingTokenStore": ((), "core+token-window+ttl+namespace+clear+compaction"),
+    "tests.stores.compaction:AsyncCompactingStore": ((), "core+count-window+ttl+namespace+clear+compaction+async"),
 }
 BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY,
           **concurrency.CAUGHT_BY, **faults.CAUGHT_BY, **server.CAUGHT_BY, **compaction.CAUGHT_BY}

@@ -63,6 +63,52 @@ class CompactingListStore(ListStore):
         raise RuntimeError("the session kept changing while it was being compacted")
 
 
+class AsyncCompactingStore:
+    """:class:`CompactingListStore` on ``redis.asyncio``: a count window trimmed in MULTI/EXEC, and a
+    compaction that WATCHes the session, summarises, and replaces the head in MULTI/EXEC."""
+
+    def __init__(self, redis, namespace, max_messages, ttl, summarize):
+        self.redis, self.namespace, self.max_messages = redis, namespace, max_messages
+        self.ttl, self.summarize = ttl, summarize
+
+    def key(self, session_id):
+        return f"{self.namespace}async-compacting:{session_id}"
+
+    async def append(self, session_id, role, content):
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.rpush(self.key(session_id), json.dumps({"role": role, "content": content}, ensure_ascii=False))
+            pipe.ltrim(self.key(session_id), -self.max_messages, -1)
+            pipe.expire(self.key(session_id), self.ttl)
+            await pipe.execute()
+
+    async def get(self, session_id):
+        return [json.loads(raw) for raw in await self.redis.lrange(self.key(session_id), 0, -1)]
+
+    async def clear(self, session_id):
+        await self.redis.delete(self.key(session_id))
+
+    async def compact(self, session_id):
+        key = self.key(session_id)
+        for _ in range(COMPACT_ATTEMPTS):
+            async with self.redis.pipeline(transaction=True) as pipe:
+                await pipe.watch(key)
+                raw = await pipe.lrange(key, 0, -1)
+                if len(raw) < 2:
+                    return
+                head = raw[:max(1, len(raw) - KEEP_RECENT)]
+                summary = self.summarize([json.loads(item) for item in head])
+                pipe.multi()
+                pipe.ltrim(key, len(head), -1)
+                pipe.lpush(key, json.dumps({"role": "assistant", "content": summary}, ensure_ascii=False))
+                pipe.expire(key, self.ttl)
+                try:
+                    await pipe.execute()
+                    return
+                except redis.WatchError:
+                    continue
+        raise RuntimeError("the session kept changing while it was being compacted")
+
+
 class LosesTheEarlierSummary(CompactingListStore):
     """Summarises only the messages that are not a summary themselves, "so as not to summarise a
     summary", and replaces them and the earlier summary with it: a second compaction loses what the
