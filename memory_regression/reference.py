@@ -447,8 +447,9 @@ def summarised(content: str) -> list[Message] | None:
         pairs = json.loads(listed)
     except ValueError:
         return None
-    if (not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
-                                               for p in pairs)
+    well_formed = isinstance(pairs, list) and all(
+        isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair) for pair in pairs)
+    if (not well_formed
             or summarize([{"role": role, "content": text} for role, text in pairs]) != content):
         return None
     covered: list[Message] = []

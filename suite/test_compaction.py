@@ -47,6 +47,14 @@ def check_compaction(originals: list[Message], history: list[Message], when: str
         raise HistoryMismatch(f"{when}: {problem}", expected_after_compaction(originals, history), history)
 
 
+def check_called(calls: list) -> None:
+    """The store's compact called the summariser it was built with (``calls`` holds its calls)."""
+    __tracebackhide__ = True
+    if not calls:
+        raise AssertionError("compact did not call summarize: the suite cannot tell what it summarised (call the "
+                             "summarize the store was built with, on the messages it compacts)")
+
+
 def summary_of(history: list[Message]) -> Message | None:
     """The summary message that starts ``history``, if it does."""
     return history[0] if history and summarised(history[0].content) is not None else None
@@ -128,9 +136,7 @@ def test_appends_during_compaction_are_not_lost(memory):
     store = memory.store(summarize=summarize_while_another_appends)
     originals = [store.add(SESSION, message) for message in numbered_messages(BEFORE, "before")]
     store.compact(SESSION)
-    if not appending:
-        raise AssertionError("compact did not call summarize: the suite cannot tell what it summarised (call the "
-                             "summarize the store was built with, on the messages it compacts)")
+    check_called(appending)
     try:
         appending[0].result(timeout=ASIDE_WAIT_S)
     except FutureTimeout:
@@ -146,16 +152,18 @@ def test_appends_during_compaction_are_not_lost(memory):
                      f"after compact of {BEFORE} messages, while another instance appended {ASIDE}")
 
 
-def failed_compaction(memory, store, originals: list[Message], failure: str) -> list[Message]:
-    """Compact a session of ``originals`` while ``failure`` happens inside it; the history must then
-    be as it was or as a whole compaction leaves it, never a mix; then the store goes on: appends
-    work, and a compaction, if the failed one left the session as it was. Returns the history."""
+def failed_compaction(memory, store, originals: list[Message], failure: str, calls: list) -> None:
+    """Compact a session of ``originals`` while ``failure`` happens inside it (in the summariser,
+    whose calls ``calls`` holds); the history must then be as it was or as a whole compaction leaves
+    it, never a mix; then the store goes on: appends work, and a compaction, if the failed one left
+    the session as it was."""
     __tracebackhide__ = True
     try:
         store.compact(SESSION)
         raised = None
     except Exception as exc:   # the failure may go through to the caller
         raised = exc
+    check_called(calls)
     history = store.load(SESSION)
     when = f"after compact of {BEFORE} messages failed ({failure})"
     if history != originals:   # not the old state: then the new one, whole
@@ -167,7 +175,6 @@ def failed_compaction(memory, store, originals: list[Message], failure: str) -> 
     if history == originals:
         store.compact(SESSION)
         check_compaction(originals + more, store.load(SESSION), f"{when}, then {AFTER} appends and compact again")
-    return history
 
 
 def test_a_failing_summarizer_leaves_the_session_as_it_was(memory):
@@ -192,10 +199,7 @@ def test_a_failing_summarizer_leaves_the_session_as_it_was(memory):
 
     store = memory.store(summarize=fails_first)
     originals = [store.add(SESSION, message) for message in numbered_messages(BEFORE, "kept")]
-    failed_compaction(memory, store, originals, "its summariser raised")
-    if not calls:
-        raise AssertionError("compact did not call summarize: the suite cannot tell what it summarised (call the "
-                             "summarize the store was built with, on the messages it compacts)")
+    failed_compaction(memory, store, originals, "its summariser raised", calls)
 
 
 @pytest.mark.real_server("connections the server closes")
@@ -221,10 +225,7 @@ def test_a_connection_killed_during_compaction_leaves_no_mix(memory):
 
     store = memory.store(summarize=kills_connections)
     originals = [store.add(SESSION, message) for message in numbered_messages(BEFORE, "killed")]
-    failed_compaction(memory, store, originals, "the store's connections were killed while it summarised")
-    if not killed:
-        raise AssertionError("compact did not call summarize: the suite cannot tell what it summarised (call the "
-                             "summarize the store was built with, on the messages it compacts)")
+    failed_compaction(memory, store, originals, "the store's connections were killed while it summarised", killed)
     memory.note(f"killed {killed[0]} connection{'' if killed[0] == 1 else 's'} of the store while it summarised")
 
 
@@ -247,8 +248,8 @@ def check_window_after_compaction(memory, store, turns: list[Message], first: in
         memory.note(f"{where}: compact left the window's one message as it was: the window is checked without a "
                     "summary by its own group")
         return
-    how = (f"the summary counts toward the {window.name} as {'one message' if window.unit == 'message' else 'its tokens'}"
-           if in_window else f"summary_in_window = False: the summary stays first, outside the {window.name}")
+    weight = "one message" if window.unit == "message" else "its tokens"
+    how = (f"the summary counts toward the {window.name} as {weight}" if in_window else f"summary_in_window = False: the summary stays first, outside the {window.name}")
     session = history[1:]
     for count, message in enumerate(turns[first:], 1):
         session.append(store.add(SESSION, message))

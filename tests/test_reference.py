@@ -269,7 +269,8 @@ def test_a_whole_compaction_of_any_prefix_is_accepted_and_every_mix_refused(text
 def test_compaction_wording():
     before = messages(["a", "b", "c", "d"])
     summary = summary_message(before[:2])
-    assert compaction_problem(before, before) == "compact left the history as it was (4 messages): nothing was summarised"
+    assert compaction_problem(before, before) == (
+        "compact left the history as it was (4 messages): nothing was summarised")
     assert compaction_problem(before[:1], before[:1]) is None   # one message may stay as it is
     assert compaction_problem(before, []) == "compact left the session empty: the 4 messages it held are lost"
     assert compaction_problem(before, [Message("system", "Summary: " + summary.content), *before[2:]]) == (
