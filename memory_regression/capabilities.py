@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Iterable
 
-from .contract import CLEAR_METHODS, STORE_PARAMETERS, StoreBinding
+from .contract import CLEAR_METHODS, COMPACT_METHODS, STORE_PARAMETERS, StoreBinding
 
 
 class Capability(str, Enum):
@@ -28,6 +28,7 @@ class Capability(str, Enum):
     NAMESPACE = "namespace"
     CLEAR = "clear"
     TOOL_CALLS = "tool-calls"
+    COMPACTION = "compaction"
     ASYNC = "async"
 
     def __str__(self) -> str:
@@ -72,6 +73,11 @@ REGISTRY: dict[Capability, CapabilitySpec] = {spec.capability: spec for spec in 
                    lambda binding: binding.takes_whole_messages and binding.codec.carries_fields,
                    "its append takes role and content, not whole messages (or its message type has no "
                    "tool_calls and tool_call_id)", aliases=("tool_calls",)),
+    CapabilitySpec(Capability.COMPACTION, "compact replaces the oldest messages with one summary message, "
+                   "atomically, losing and duplicating nothing",
+                   lambda binding: binding.compact_method is not None and binding.accepts("summarize"),
+                   f"it has no {' or '.join(COMPACT_METHODS)} method, or its factory takes no summarize "
+                   "(or summarizer)"),
     CapabilitySpec(Capability.ASYNC, "its methods are coroutines, run on an event loop",
                    lambda binding: binding.is_async, "its methods are not coroutines"),
 )}

@@ -10,9 +10,12 @@ project's own checks depend on it, so keep it stable:
   that takes ``session_id`` builds one object per session, whose methods then
   take no session id.
 * Methods are found by name (:data:`APPEND_METHODS`, :data:`LOAD_METHODS`,
-  :data:`CLEAR_METHODS`), plain or ``async def``. Append takes ``(role,
-  content)``, one whole message, or a list of them (:class:`AppendForm`); a whole
-  message is built as the append parameter's annotated class, else as a dict.
+  :data:`CLEAR_METHODS`, :data:`COMPACT_METHODS`), plain or ``async def``. Append
+  takes ``(role, content)``, one whole message, or a list of them
+  (:class:`AppendForm`); a whole message is built as the append parameter's
+  annotated class, else as a dict. A compacting store takes the suite's
+  ``summarize`` and says with :data:`SUMMARY_IN_WINDOW` how its summary counts
+  toward its window.
 * Stores of a known framework (LangChain, LlamaIndex, OpenAI Agents) are
   recognised by their base class and driven by :mod:`.frameworks`.
 """
@@ -50,12 +53,19 @@ STORE_PARAMETERS: dict[str, tuple[tuple[str, ...], str]] = {
                      "per-message overhead included"),
     "ttl": (("ttl_seconds", "expire"), "seconds"),
     "profile": ((), "the model profile (memory_regression.profiles.ModelProfile)"),
+    "summarize": (("summarizer",),
+                  "callable(list of role/content dicts) -> str: the summary compact writes, deterministic, "
+                  "calling no model; its text names the messages it was given"),
 }
 
 APPEND_METHODS = ("append", "add_message", "append_message", "add", "save_message", "save", "add_items",
                   "add_messages")
 LOAD_METHODS = ("get", "get_context", "get_history", "get_messages", "load", "get_items")
 CLEAR_METHODS = ("clear", "delete", "clear_session", "delete_messages", "reset")
+COMPACT_METHODS = ("compact",)
+# a compacting store's class attribute: whether its summary counts toward its window (as one message,
+# or its tokens, trimmed like any other once it is the oldest), else it stays first, outside the window
+SUMMARY_IN_WINDOW = "summary_in_window"
 LIST_APPEND_METHODS = ("add_items", "add_messages")   # found by name, these take a list of messages
 MESSAGE_PARAMETERS = ("message", "msg", "item", "entry")   # a parameter of these names takes a whole message
 # keys of a whole message, beside role and content, that the suite appends and compares
@@ -119,6 +129,9 @@ def contract_summary() -> str:
             f"  load (session_id), returning the history oldest first as role/content dicts or objects:\n"
             f"    {', '.join(LOAD_METHODS)}\n"
             f"  clear (session_id), optional: {', '.join(CLEAR_METHODS)}\n"
+            f"  compact (session_id), optional, with summarize: {', '.join(COMPACT_METHODS)}; the oldest messages\n"
+            "    become one message holding summarize(those messages), first; a class attribute\n"
+            f"    {SUMMARY_IN_WINDOW} = False keeps it outside the window (default True: it counts toward it)\n"
             "LangChain chat histories, LlamaIndex chat stores and OpenAI Agents sessions run as they are.")
 
 
@@ -250,6 +263,8 @@ class StoreBinding:
     append_method: str = ""
     load_method: str = ""                # a method, or (a framework's) property read without a call
     clear_method: str | None = None
+    compact_method: str | None = None
+    summary_in_window: bool = True       # how the summary of compact counts toward the window (SUMMARY_IN_WINDOW)
     is_async: bool = False
     per_session: bool = False            # built once per session with session_id; methods take no session id
     append_form: AppendForm = AppendForm.ROLE_CONTENT
@@ -355,7 +370,10 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
         binding.clear_method = _find_method(target, method_overrides.get("clear"), CLEAR_METHODS,
                                             "clear", False)
         binding.append_form, binding.codec = _append_form(target, binding.append_method, binding.per_session)
-    names = [n for n in (binding.append_method, binding.load_method, binding.clear_method) if n]
+    binding.compact_method = _find_method(target, None, COMPACT_METHODS, "compact", False)
+    binding.summary_in_window = bool(getattr(target, SUMMARY_IN_WINDOW, True))
+    names = [n for n in (binding.append_method, binding.load_method, binding.clear_method,
+                         binding.compact_method) if n]
     binding.is_async = any(inspect.iscoroutinefunction(getattr(target, n, None)) for n in names)
     session = () if binding.per_session else ("session_id",)
     message = {AppendForm.ROLE_CONTENT: ("role", "content"), AppendForm.MESSAGE: ("message",),
@@ -365,6 +383,8 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
         _check_call_shape(spec, target, binding.load_method, "load", session)
     if binding.clear_method:
         _check_call_shape(spec, target, binding.clear_method, "clear", session)
+    if binding.compact_method:
+        _check_call_shape(spec, target, binding.compact_method, "compact", session)
     if probe is not None:
         close_quietly(probe)
     return binding
@@ -638,3 +658,11 @@ class StoreAdapter:
         if not self.binding.clear_method:
             raise UsageError("the store has no clear method")
         self._run_steps(self._invoke(session_id, self.binding.clear_method))
+
+    def compact(self, session_id: str) -> None:
+        """Summarise the oldest messages of the session (the store's compact, with the summarize it was
+        built with)."""
+        __tracebackhide__ = True
+        if not self.binding.compact_method:
+            raise UsageError("the store has no compact method")
+        self._run_steps(self._invoke(session_id, self.binding.compact_method))

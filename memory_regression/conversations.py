@@ -57,12 +57,15 @@ def turn_roles(policy: WindowPolicy) -> tuple[str, ...]:
     return TOOL_ROLES if policy.start_on_user else ROLES
 
 
-def window_turns(count: int, policy: WindowPolicy, label: str = "turn") -> list[Message]:
+def window_turns(count: int, policy: WindowPolicy, label: str = "turn",
+                 text: Callable[[], str] | None = None) -> list[Message]:
     """What the count-window scenario appends: :data:`SYSTEM_PROMPT` first under keep-system, then
-    ``count`` numbered turns in :func:`turn_roles` order. Under suffix that is user and assistant
-    turns only (a store that loses other roles is the round trip's to catch)."""
+    ``count`` numbered turns in :func:`turn_roles` order, each followed by ``text()`` if given. Under
+    suffix that is user and assistant turns only (a store that loses other roles is the round
+    trip's to catch)."""
     roles = turn_roles(policy)
-    turns = linked_tool_calls([Message(roles[i % len(roles)], f"{label} {i + 1:04d}") for i in range(count)])
+    turns = linked_tool_calls([Message(roles[i % len(roles)], f"{label} {i + 1:04d}" + (f": {text()}" if text else ""))
+                               for i in range(count)])
     return [SYSTEM_PROMPT, *turns] if policy.keep_system else turns
 
 
@@ -154,6 +157,12 @@ class _WordText:
                     break
                 candidate += pad
         return None
+
+
+def sized_text(tokens: int, cost: Callable[[str], int], seed_text: str) -> Callable[[], str]:
+    """Texts of about ``tokens`` each under ``cost``, from seeded words (the same on every run)."""
+    texts = _WordText(cost, zlib.crc32(seed_text.encode()))
+    return lambda: texts.about(tokens)
 
 
 def token_conversation(budget: int, cost: Callable[[str], int], seed_text: str,

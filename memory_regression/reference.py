@@ -17,7 +17,7 @@ from enum import Enum
 from itertools import combinations, zip_longest
 from typing import Callable, Sequence
 
-from .contract import Message
+from .contract import Message, normalize_history
 
 MAX_LISTED = 24  # rows of the expected/actual listing in one failure message
 
@@ -415,3 +415,118 @@ def listing(expected: Sequence[Message], actual: Sequence[Message]) -> Listing:
 
 def _side(history: Sequence[Message], index: int | None) -> tuple[int | None, str]:
     return (None, "") if index is None else (index + 1, history[index].describe())
+
+
+# -- compaction ------------------------------------------------------------------------------------
+# What the suite's summariser writes: "summary of 3 messages: " and the messages it was given as JSON
+# [role, content] pairs, so the text tells exactly which messages a summary covers; a summary among
+# them (a second compaction summarises the first summary too) is decoded in turn.
+SUMMARY_MARK = "summary of "
+
+
+def summarize(history: Sequence[object]) -> str:
+    """The suite's summariser, handed to a compacting store as ``summarize``: deterministic, no model.
+    ``history`` holds role/content dicts (or objects, or LangChain-style messages: anything a load may
+    return)."""
+    try:
+        given = normalize_history(list(history))
+    except (AssertionError, TypeError) as exc:
+        raise TypeError(f"summarize takes a list of messages with role and content: {exc}") from None
+    return (f"{SUMMARY_MARK}{messages(len(given))}: "
+            + json.dumps([[m.role, m.content] for m in given], ensure_ascii=False))
+
+
+def summarised(content: str) -> list[Message] | None:
+    """The messages a summary written by :func:`summarize` covers, oldest first, an earlier summary
+    among them replaced by what it covers; None when ``content`` is no such summary, or is one changed
+    after it was written (the summary must be exactly the summariser's text)."""
+    head, sep, listed = content.partition(": ")
+    if not content.startswith(SUMMARY_MARK) or not sep:
+        return None
+    try:
+        pairs = json.loads(listed)
+    except ValueError:
+        return None
+    well_formed = isinstance(pairs, list) and all(
+        isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair) for pair in pairs)
+    if (not well_formed
+            or summarize([{"role": role, "content": text} for role, text in pairs]) != content):
+        return None
+    covered: list[Message] = []
+    for role, text in pairs:
+        covered.extend(summarised(text) or [Message(role, text)])
+    return covered
+
+
+def compaction_problem(before: Sequence[Message], history: Sequence[Message]) -> str | None:
+    """How ``history``, loaded after a compaction of a session that held ``before`` (and nothing
+    appended since), breaks the contract, in store terms; None when it keeps it: one summary message
+    first, whose content is exactly the summariser's text, covering the oldest messages of ``before``,
+    followed by the rest of ``before``, each message exactly once, in order. A session of one message
+    may stay as it was; a longer one must have at least one message summarised."""
+    before, history = [_plain(m) for m in before], list(history)
+    if not history:
+        return f"compact left the session empty: the {messages(len(before))} it held are lost"
+    if [_plain(m) for m in history] == before:
+        return (None if len(before) < 2 else
+                f"compact left the history as it was ({messages(len(before))}): nothing was summarised")
+    first, rest = history[0], [_plain(m) for m in history[1:]]
+    covered = summarised(first.content)
+    if covered is None:
+        if SUMMARY_MARK in first.content:
+            return ("the first message is not exactly the text summarize returned: the store changed the summary "
+                    f"({first.describe()})")
+        place = next((i for i, m in enumerate(history) if summarised(m.content) is not None), None)
+        if place is None:
+            return f"the history holds no summary, and {diagnose(before, [_plain(m) for m in history], before)}"
+        inside = summarised(history[place].content)
+        stale = [m for m in history[:place] if _plain(m) in inside]
+        return (f"the summary is not the first message but message {place + 1} of the history"
+                + (f", after {messages(len(stale))} it covers: the originals it replaced were not all removed "
+                   "(duplicates)" if stale else ""))
+    later = next((m for m in history[1:] if summarised(m.content) is not None), None)
+    if later is not None:
+        return (f"the history holds a second summary ({later.describe()}): compact must leave one summary "
+                "message, first (a second compaction summarises the earlier summary too)")
+    both = next((m for m in covered if m in rest), None)
+    if both is not None:
+        return (f"{_number(both, before)} is both summarised and still in the history after the summary: "
+                "the originals the summary replaced were not all removed (duplicates)")
+    if covered + rest == before:
+        return None
+    foreign = next((m for m in covered + rest if m not in before), None)
+    if foreign is not None:
+        return f"the history holds {foreign.describe()}, which the session did not hold before compact"
+    lost = next((m for m in before if m not in covered + rest), None)
+    if lost is not None:
+        return (f"{_number(lost, before)} is lost: neither summarised nor in the history after the summary "
+                f"(the summary covers {messages(len(covered))}, and {messages(len(rest))} come after it)")
+    if covered != before[:len(covered)]:
+        return (f"the summary does not cover the oldest messages of the session in order (it covers "
+                f"{', '.join(_number(m, before) for m in covered[:4])}{' ...' if len(covered) > 4 else ''})")
+    return "the messages after the summary are not the rest of the session in order"
+
+
+def _plain(message: Message) -> Message:
+    return Message(message.role, message.content)
+
+
+def expected_after_compaction(before: Sequence[Message], history: Sequence[Message]) -> list[Message]:
+    """What a correct compaction of ``before`` leaves, for listing against ``history``: the summary as
+    loaded (when the first message is one), then the messages of ``before`` it does not cover."""
+    covered = summarised(history[0].content) if history else None
+    if covered is None:
+        return list(before)
+    return [history[0], *before[len(covered):]]
+
+
+def compacted_window(summary: Message, session: Sequence[Message], window: Window, policy: WindowPolicy,
+                     in_window: bool) -> list[Message]:
+    """What a windowed store holds after a compaction left ``summary`` first and then ``session`` was
+    appended and kept (the messages after the summary at compaction, then every append since): with
+    the summary in the window (``in_window``, the default) it is a message of the session like any
+    other, weighing one message or its tokens, and trimmed once it is the oldest that does not fit;
+    outside it, it stays first and the window keeps what it would of ``session`` alone."""
+    if in_window:
+        return policy.kept([summary, *session], window)
+    return [summary, *policy.kept(session, window)]

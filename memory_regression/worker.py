@@ -22,7 +22,7 @@ import statistics
 import threading
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterator
@@ -36,7 +36,7 @@ from .capabilities import Capability, UnknownCapability, detect, lookup, skip_re
 from .contract import Message, StoreAdapter, StoreBinding, UsageError, bind_store, close_quietly, load_object
 from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .redaction import Redactor
-from .reference import HistoryMismatch
+from .reference import HistoryMismatch, summarize
 from .groups import scenario_group
 from .results import LISTED_NOT_RUN, Status
 from .settings import ROOMY_TTL_S, WINDOWLESS, Settings
@@ -86,6 +86,7 @@ class StoreRecipe:
     max_messages: int
     profile: ModelProfile | None     # None: unbounded, counted with the roomy counter
     ttl: int
+    summarize: Callable[[list], str] = summarize   # what a compacting store summarises with
 
     def build(self, binding: StoreBinding, client: Any, counter: TokenCounter, session_id: str | None) -> Any:
         """A new store instance on ``client``."""
@@ -94,7 +95,7 @@ class StoreRecipe:
         values = {
             "redis": client, "redis_url": self.endpoint.store_url, "namespace": self.namespace,
             "max_messages": self.max_messages, "max_tokens": profile.max_tokens, "count_tokens": counter,
-            "ttl": self.ttl, "profile": profile, "session_id": session_id,
+            "ttl": self.ttl, "profile": profile, "session_id": session_id, "summarize": self.summarize,
         }
         return binding.factory(**binding.build_kwargs(values))
 
@@ -148,21 +149,35 @@ def write_in_process(recipe: StoreRecipe, session_id: str, messages: list[Messag
     """One writer of :meth:`ScenarioContext.in_processes`, in a process of its own: bind the store
     again, build it with a client of its own (on an event loop of its own for an async store), wait
     for the other writers, append ``messages`` in order, close the store and the client."""
-    connection, counter, clients = Connection(recipe.endpoint), counter_for(recipe.settings, recipe.profile), []
+    connection, counter, resources = Connection(recipe.endpoint), counter_for(recipe.settings, recipe.profile), []
     with asyncio.Runner() as loop:
         def adapter(binding: StoreBinding) -> StoreAdapter:
-            client = connection.client(asynchronous=binding.is_async)
-            clients.append(client)
-            return StoreAdapter(binding, lambda sid: recipe.build(binding, client, counter, sid), loop.run)
+            return own_adapter(recipe, binding, connection, counter, loop, resources)
 
         store = adapter(bind(recipe.settings, lambda binding: adapter(binding).instance_for(session_id)))
-        instance = store.instance_for(session_id)
+        store.instance_for(session_id)
         _writer_barrier.wait()
         _writers_released.set()
         for message in messages:
             store.add(session_id, message)
-        for resource in (instance, *clients):
+        for resource in resources:
             close_quietly(resource, loop.run)
+
+
+def own_adapter(recipe: StoreRecipe, binding: StoreBinding, connection: Connection, counter: TokenCounter,
+                loop: asyncio.Runner, resources: list[Any], **options: Any) -> StoreAdapter:
+    """A store built from ``recipe`` with a client of its own, whose calls run on ``loop``, as another
+    replica of a service builds it; the client and the instances built are put in ``resources``, the
+    instances before the client, to be closed in that order. ``options`` go to the adapter."""
+    client = connection.client(asynchronous=binding.is_async)
+    resources.append(client)
+
+    def build(session_id: str | None) -> Any:
+        __tracebackhide__ = True
+        instance = recipe.build(binding, client, counter, session_id)
+        resources.insert(0, instance)
+        return instance
+    return StoreAdapter(binding, build, loop.run, **options)
 
 
 class ScenarioServer:
@@ -262,6 +277,12 @@ class ScenarioContext:
         """Whether the scenario runs on a Redis Cluster (stores get RedisCluster clients)."""
         return self._connection.endpoint.kind == "cluster"
 
+    @property
+    def summary_in_window(self) -> bool:
+        """Whether the store's compaction summary counts toward its window (its class attribute
+        ``summary_in_window``, True when it has none)."""
+        return self._binding.summary_in_window
+
     def has(self, capability: Capability) -> bool:
         return capability in self.capabilities
 
@@ -281,16 +302,17 @@ class ScenarioContext:
         return self._loop.run(awaitable)
 
     def store(self, *, max_messages: int = WINDOWLESS, profile: ModelProfile | None = None,
-              ttl: int = ROOMY_TTL_S) -> StoreAdapter:
+              ttl: int = ROOMY_TTL_S, summarize: Callable[[list], str] = summarize) -> StoreAdapter:
         """A new store instance. Arguments not about the scenario's subject are roomy and cheap: a
         window of a million messages, an unbounded token budget counted with ``approx`` (the
-        profile's own counter only where ``profile`` is given), a TTL of an hour."""
+        profile's own counter only where ``profile`` is given), a TTL of an hour, and the suite's
+        summariser (:func:`.reference.summarize`)."""
         __tracebackhide__ = True
-        counter = self._worker.counters[profile.name] if profile else self._worker.roomy_counter
         recipe = StoreRecipe(self._worker.settings, self._connection.endpoint, self.namespace, max_messages,
-                             profile, ttl)
+                             profile, ttl, summarize)
         client = self._connection.client(asynchronous=self._binding.is_async)
         self._clients.append(client)
+        counter = self._counter_of(recipe)
 
         def build(session_id: str | None) -> Any:
             __tracebackhide__ = True
@@ -300,6 +322,35 @@ class ScenarioContext:
         store = StoreAdapter(self._binding, build, self.run_awaitable, watch=self._worker.calls.watch)
         self._recipes[store] = recipe
         return store
+
+    def _counter_of(self, recipe: StoreRecipe) -> TokenCounter:
+        return self._worker.counters[recipe.profile.name] if recipe.profile else self._worker.roomy_counter
+
+    def append_aside(self, store: StoreAdapter, session_id: str, messages: list[Message]) -> Future:
+        """Append ``messages`` to ``session_id`` in order, in a thread of its own, through a new store
+        instance built as ``store`` was, with a client of its own (on an event loop of its own for an
+        async store), as another replica of a service appends while this one is busy: it runs while
+        the scenario's thread (and loop) is held, inside a call of the store. Returns the future of
+        the appends; the store instance and its client are closed when they are done."""
+        recipe, counter = self._recipes[store], self._counter_of(self._recipes[store])
+
+        def append() -> None:
+            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
+            resources: list[Any] = []
+            with asyncio.Runner() as loop:
+                aside = own_adapter(recipe, self._binding, self._connection, counter, loop, resources,
+                                    watch=self._worker.calls.watch)
+                try:
+                    for message in messages:
+                        aside.add(session_id, message)
+                finally:
+                    for resource in resources:
+                        close_quietly(resource, loop.run)
+        pool = ThreadPoolExecutor(1)
+        try:
+            return pool.submit(append)
+        finally:
+            pool.shutdown(wait=False)
 
     def store_on(self, url: str, **options: Any) -> StoreAdapter:
         """A store built as :meth:`store` builds it (``options`` are its arguments), whose client and
@@ -505,10 +556,12 @@ class ScenarioContext:
         __tracebackhide__ = True
         return sorted(self._connection.admin.scan_iter(count=1000))
 
-    def kill_connections(self) -> int:
+    def kill_connections(self, idle: bool = True) -> int:
         """Close, server-side (CLIENT KILL), every connection of the stores' user on the scenario's
         database (on every node of a cluster), as a server's idle timeout, a proxy or a failover
-        does; the suite's own connections are spared. Returns how many were killed."""
+        does; the suite's own connections are spared. Returns how many were killed. Then a pause
+        between requests (:meth:`idle`), unless ``idle`` is False: killed inside a call of the store
+        (by a summariser it calls), the store goes on at once."""
         __tracebackhide__ = True
         user = urlsplit(self._connection.url).username or "default"
         killed = 0
@@ -525,7 +578,8 @@ class ScenarioContext:
                       and int(client["id"]) > self._first_client_ids.get(name, 0)
                       and client.get("cmd", "NULL").split("|")[0] not in HANDSHAKE_COMMANDS]
             killed += sum(node.client_kill_filter(_id=client_id) for client_id in doomed)
-        self.idle()
+        if idle:
+            self.idle()
         return killed
 
     def idle(self) -> None:

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.conftest import ROOT
-from tests.stores import broken, concurrency, expiry, faults, messages, policies, server, stateful_bugs
+from tests.stores import broken, compaction, concurrency, expiry, faults, messages, policies, server, stateful_bugs
 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
 # groups that take seconds, run only on the broken stores meant for them (-k names them)
@@ -27,6 +27,7 @@ CORRECT_STORES = {
     "examples/stores/token_window.py:TokenWindowStore": (
         ("--token-counter", "examples/stores/token_window.py:message_tokens"), "core+token-window+clear"),
     "examples/stores/async_store.py:AsyncChatMemory": ((), "core+count-window+ttl+namespace+clear+async"),
+    "examples/stores/compacting.py:CompactingStore": ((), "core+count-window+ttl+namespace+clear+compaction"),
     "tests.stores.correct:ListStore": ((), "core+count-window+ttl+namespace+clear"),
     "tests.stores.correct:TokenStore": ((), "core+token-window+ttl+namespace+clear"),
     "tests.stores.policies:StartOnUserStore": (policy_args("start-on-user"), POLICY_LEVEL),
@@ -37,9 +38,12 @@ CORRECT_STORES = {
     "tests.stores.shapes:TypedMessages": ((), "core+ttl+namespace+clear+tool-calls"),
     "tests.stores.shapes:SessionHistory": ((), "core+count-window+ttl+namespace+clear"),
     "tests.stores.libraries:AsyncOnlyHistory": ((), "core+ttl+namespace+clear+tool-calls+async"),
+    "tests.stores.compaction:CompactingListStore": ((), "core+count-window+ttl+namespace+clear+compaction"),
+    "tests.stores.compaction:CompactingTokenStore": ((), "core+token-window+ttl+namespace+clear+compaction"),
+    "tests.stores.compaction:AsyncCompactingStore": ((), "core+count-window+ttl+namespace+clear+compaction+async"),
 }
 BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY,
-          **concurrency.CAUGHT_BY, **faults.CAUGHT_BY, **server.CAUGHT_BY}
+          **concurrency.CAUGHT_BY, **faults.CAUGHT_BY, **server.CAUGHT_BY, **compaction.CAUGHT_BY}
 
 
 def suite_scenarios() -> set[str]:

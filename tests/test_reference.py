@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_regression.contract import Message
-from memory_regression.reference import (POLICIES, SUFFIX, WindowPolicy, count_window, diagnose,
-                                         expected_count_window, expected_token_window, token_budget,
-                                         window_problem)
+from memory_regression.reference import (POLICIES, SUFFIX, WindowPolicy, compacted_window, compaction_problem,
+                                         count_window, diagnose, expected_count_window, expected_token_window,
+                                         summarised, summarize, token_budget, window_problem)
 
 contents = st.lists(st.text(alphabet="abcdefgh ", min_size=0, max_size=12), min_size=0, max_size=12,
                     unique=True)
@@ -240,3 +240,58 @@ def test_edge_points_are_the_first_trims_at_each_role():
     assert keep_system.edge_points([Message("system", "s"), *turns], count_window(1)) == []
     sized = messages(["aa", "bbb", "cccccccccccc", "d", "ee"])      # costs 3, 4, 13, 2, 3
     assert SUFFIX.edge_points(sized, token_budget(8, cost)) == [4]
+
+
+# -- compaction ------------------------------------------------------------------------------------
+
+def summary_message(covered, role="system"):
+    return Message(role, summarize([m.as_dict() for m in covered]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="abcdefgh ", max_size=12), min_size=2, max_size=12, unique=True), st.data())
+def test_a_whole_compaction_of_any_prefix_is_accepted_and_every_mix_refused(texts, data):
+    """A summary of the oldest k messages followed by the rest keeps the contract; so does a second
+    compaction that summarises that summary too. Dropping, repeating or moving one message breaks it."""
+    before = messages(texts)
+    k = data.draw(st.integers(min_value=1, max_value=len(before)))
+    history = [summary_message(before[:k]), *before[k:]]
+    assert compaction_problem(before, history) is None
+    assert summarised(history[0].content) == before[:k]
+    j = data.draw(st.integers(min_value=1, max_value=len(history)))
+    again = [summary_message(history[:j], role="assistant"), *history[j:]]
+    assert compaction_problem(before, again) is None and summarised(again[0].content) == before[:k + j - 1]
+    assert compaction_problem(before, [history[0], *before[k - 1:]]).endswith("(duplicates)")
+    if len(history) > 1:
+        assert "is lost" in compaction_problem(before, history[:-1])
+
+
+def test_compaction_wording():
+    before = messages(["a", "b", "c", "d"])
+    summary = summary_message(before[:2])
+    assert compaction_problem(before, before) == (
+        "compact left the history as it was (4 messages): nothing was summarised")
+    assert compaction_problem(before[:1], before[:1]) is None   # one message may stay as it is
+    assert compaction_problem(before, []) == "compact left the session empty: the 4 messages it held are lost"
+    assert compaction_problem(before, [Message("system", "Summary: " + summary.content), *before[2:]]) == (
+        "the first message is not exactly the text summarize returned: the store changed the summary "
+        f"({Message('system', 'Summary: ' + summary.content).describe()})")
+    assert compaction_problem(before, [*before[:1], summary, *before[2:]]) == (
+        "the summary is not the first message but message 2 of the history, after 1 message it covers: the "
+        "originals it replaced were not all removed (duplicates)")
+    assert compaction_problem(before, before[2:]) == (
+        "the history holds no summary, and lost message 1 of 4 and 1 more: history has 2 messages, expected 4")
+    assert compaction_problem(before, [summary, summary_message(before[2:3]), before[3]]).startswith(
+        "the history holds a second summary")
+    assert compaction_problem(before, [summary, before[3], before[2]]) == (
+        "the messages after the summary are not the rest of the session in order")
+
+
+def test_the_summary_counts_toward_the_window_unless_the_store_says_otherwise():
+    summary, session = Message("system", "summary"), messages(["a", "b", "c"])
+    assert compacted_window(summary, session[:1], count_window(3), SUFFIX, True) == [summary, session[0]]
+    assert compacted_window(summary, session, count_window(3), SUFFIX, True) == session
+    assert compacted_window(summary, session, count_window(3), SUFFIX, False) == [summary, *session]
+    assert compacted_window(summary, session, count_window(2), SUFFIX, False) == [summary, *session[1:]]
+    assert compacted_window(summary, session, token_budget(14, cost), SUFFIX, True) == [summary, *session]
+    assert compacted_window(summary, session, token_budget(13, cost), SUFFIX, True) == session

@@ -194,7 +194,7 @@ def test_collect_only_is_not_a_pass(run_suite):
     result = run_suite("--store", GOOD, "--", "--collect-only")
     assert result.exit_code == 2, result.output
     assert result.summary["status"] == "not run"
-    assert "33 scenarios were collected and none was run" in result.summary["message"]
+    assert "43 scenarios were collected and none was run" in result.summary["message"]
 
 
 def test_only_skipped_scenarios_are_not_a_pass(run_suite):
@@ -396,8 +396,8 @@ def test_summary_files_agree(run_suite):
     row = next(r for r in summary["matrix"]["rows"] if r["scenario"] == "test_count_window_keeps_last_n")
     assert row["cells"] == {"N=5": "failed", "N=20": "failed"}
     scenarios = summary["capability_scenarios"]
-    assert scenarios["count-window"] == ["test_concurrent_writers_keep_the_window", "test_count_window_keeps_last_n",
-                                         "test_window_leaves_no_orphaned_tool_result"]
+    assert scenarios["count-window"] == ["test_compaction_keeps_the_window", "test_concurrent_writers_keep_the_window",
+                                         "test_count_window_keeps_last_n", "test_window_leaves_no_orphaned_tool_result"]
     assert scenarios["clear"] == ["test_clear_empties_only_that_session", "test_clear_leaves_no_keys"]
     assert "test_round_trip_keeps_role_content_and_order" in scenarios["core"]
 
