@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Iterable
 
-from .contract import CLEAR_METHODS, STORE_PARAMETERS, StoreBinding
+from .contract import CLEAR_METHODS, CONSISTENCY_METHODS, STORE_PARAMETERS, StoreBinding
 
 
 class Capability(str, Enum):
@@ -28,6 +28,7 @@ class Capability(str, Enum):
     NAMESPACE = "namespace"
     CLEAR = "clear"
     TOOL_CALLS = "tool-calls"
+    CONSISTENCY = "consistency"
     ASYNC = "async"
 
     def __str__(self) -> str:
@@ -72,6 +73,11 @@ REGISTRY: dict[Capability, CapabilitySpec] = {spec.capability: spec for spec in 
                    lambda binding: binding.takes_whole_messages and binding.codec.carries_fields,
                    "its append takes role and content, not whole messages (or its message type has no "
                    "tool_calls and tool_call_id)", aliases=("tool_calls",)),
+    CapabilitySpec(Capability.CONSISTENCY, "it writes more than one backend (Redis and a mirror), and "
+                   "consistent_state(session_id) says when they agree",
+                   lambda binding: binding.consistency_method is not None,
+                   f"it has no {', '.join(CONSISTENCY_METHODS)} method (session_id) -> bool saying whether "
+                   "every backend it writes agrees"),
     CapabilitySpec(Capability.ASYNC, "its methods are coroutines, run on an event loop",
                    lambda binding: binding.is_async, "its methods are not coroutines"),
 )}

@@ -50,12 +50,16 @@ STORE_PARAMETERS: dict[str, tuple[tuple[str, ...], str]] = {
                      "per-message overhead included"),
     "ttl": (("ttl_seconds", "expire"), "seconds"),
     "profile": ((), "the model profile (memory_regression.profiles.ModelProfile)"),
+    "data_dir": (("directory", "tmp_dir"),
+                 "a directory of the scenario's own for the store's files (a second backend's, as a SQLite "
+                 "file), empty at first and removed when the scenario ends"),
 }
 
 APPEND_METHODS = ("append", "add_message", "append_message", "add", "save_message", "save", "add_items",
                   "add_messages")
 LOAD_METHODS = ("get", "get_context", "get_history", "get_messages", "load", "get_items")
 CLEAR_METHODS = ("clear", "delete", "clear_session", "delete_messages", "reset")
+CONSISTENCY_METHODS = ("consistent_state",)   # (session_id) -> bool: every backend the store writes agrees
 LIST_APPEND_METHODS = ("add_items", "add_messages")   # found by name, these take a list of messages
 MESSAGE_PARAMETERS = ("message", "msg", "item", "entry")   # a parameter of these names takes a whole message
 # keys of a whole message, beside role and content, that the suite appends and compares
@@ -119,6 +123,8 @@ def contract_summary() -> str:
             f"  load (session_id), returning the history oldest first as role/content dicts or objects:\n"
             f"    {', '.join(LOAD_METHODS)}\n"
             f"  clear (session_id), optional: {', '.join(CLEAR_METHODS)}\n"
+            f"  consistency (session_id) -> bool, optional: {', '.join(CONSISTENCY_METHODS)}: True once every\n"
+            "    backend the store writes (Redis, a mirror) agrees on the session\n"
             "LangChain chat histories, LlamaIndex chat stores and OpenAI Agents sessions run as they are.")
 
 
@@ -250,6 +256,7 @@ class StoreBinding:
     append_method: str = ""
     load_method: str = ""                # a method, or (a framework's) property read without a call
     clear_method: str | None = None
+    consistency_method: str | None = None   # consistent_state: whether every backend the store writes agrees
     is_async: bool = False
     per_session: bool = False            # built once per session with session_id; methods take no session id
     append_form: AppendForm = AppendForm.ROLE_CONTENT
@@ -355,7 +362,9 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
         binding.clear_method = _find_method(target, method_overrides.get("clear"), CLEAR_METHODS,
                                             "clear", False)
         binding.append_form, binding.codec = _append_form(target, binding.append_method, binding.per_session)
-    names = [n for n in (binding.append_method, binding.load_method, binding.clear_method) if n]
+    binding.consistency_method = _find_method(target, None, CONSISTENCY_METHODS, "consistency", False)
+    names = [n for n in (binding.append_method, binding.load_method, binding.clear_method,
+                         binding.consistency_method) if n]
     binding.is_async = any(inspect.iscoroutinefunction(getattr(target, n, None)) for n in names)
     session = () if binding.per_session else ("session_id",)
     message = {AppendForm.ROLE_CONTENT: ("role", "content"), AppendForm.MESSAGE: ("message",),
@@ -365,6 +374,8 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
         _check_call_shape(spec, target, binding.load_method, "load", session)
     if binding.clear_method:
         _check_call_shape(spec, target, binding.clear_method, "clear", session)
+    if binding.consistency_method:
+        _check_call_shape(spec, target, binding.consistency_method, "consistency", session)
     if probe is not None:
         close_quietly(probe)
     return binding
@@ -638,3 +649,13 @@ class StoreAdapter:
         if not self.binding.clear_method:
             raise UsageError("the store has no clear method")
         self._run_steps(self._invoke(session_id, self.binding.clear_method))
+
+    def consistent(self, session_id: str) -> Any:
+        """What the store's consistent_state says of ``session_id`` (True once its backends agree)."""
+        __tracebackhide__ = True
+        return self._run_steps(self._invoke(session_id, self.binding.consistency_method))
+
+    async def aconsistent(self, session_id: str) -> Any:
+        """:meth:`consistent` as a coroutine of an async store, to poll on the scenario's loop."""
+        __tracebackhide__ = True
+        return await self._await_steps(self._invoke(session_id, self.binding.consistency_method))
