@@ -43,6 +43,7 @@ class TwoBackendStore:
         self._db_lock = threading.Lock()   # one connection, used by the callers' threads and the mirror's
         with self._db_lock:
             self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")   # a commit waits for no fsync (WAL checkpoints do)
             self._db.execute("CREATE TABLE IF NOT EXISTS mirror (session TEXT, position INTEGER, item TEXT, "
                              "expires REAL, PRIMARY KEY (session, position))")
         self._wake = threading.Condition()
