@@ -26,6 +26,7 @@ STORES = {
     "token window": ["--store", "examples/stores/token_window.py:TokenWindowStore",
                      "--token-counter", "examples/stores/token_window.py:message_tokens"],
     "async": ["--store", "examples/stores/async_store.py:AsyncChatMemory"],
+    "two backends": ["--store", "examples/stores/two_backends.py:TwoBackendStore"],
 }
 EXPECTED = {"passed", "skipped"}
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.conftest import ROOT
-from tests.stores import broken, concurrency, expiry, faults, messages, policies, server, stateful_bugs
+from tests.stores import broken, concurrency, consistency, expiry, faults, messages, policies, server, stateful_bugs
 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
 # groups that take seconds, run only on the broken stores meant for them (-k names them)
@@ -27,7 +27,9 @@ CORRECT_STORES = {
     "examples/stores/token_window.py:TokenWindowStore": (
         ("--token-counter", "examples/stores/token_window.py:message_tokens"), "core+token-window+clear"),
     "examples/stores/async_store.py:AsyncChatMemory": ((), "core+count-window+ttl+namespace+clear+async"),
+    "examples/stores/two_backends.py:TwoBackendStore": ((), "core+count-window+ttl+namespace+clear+consistency"),
     "tests.stores.correct:ListStore": ((), "core+count-window+ttl+namespace+clear"),
+    "tests.stores.consistency:AsyncTwoBackendStore": ((), "core+count-window+ttl+namespace+clear+consistency+async"),
     "tests.stores.correct:TokenStore": ((), "core+token-window+ttl+namespace+clear"),
     "tests.stores.policies:StartOnUserStore": (policy_args("start-on-user"), POLICY_LEVEL),
     "tests.stores.policies:KeepSystemStore": (policy_args("keep-system"), POLICY_LEVEL),
@@ -39,7 +41,7 @@ CORRECT_STORES = {
     "tests.stores.libraries:AsyncOnlyHistory": ((), "core+ttl+namespace+clear+tool-calls+async"),
 }
 BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY,
-          **concurrency.CAUGHT_BY, **faults.CAUGHT_BY, **server.CAUGHT_BY}
+          **concurrency.CAUGHT_BY, **faults.CAUGHT_BY, **server.CAUGHT_BY, **consistency.CAUGHT_BY}
 
 
 def suite_scenarios() -> set[str]:
@@ -72,6 +74,8 @@ def stateful_points(summary: dict) -> set[str]:
 def corpus_args(store: type) -> tuple[str, ...]:
     if issubclass(store, policies.PolicyStore):
         return policy_args(",".join(store.RULES))
+    if store in consistency.CAUGHT_BY:   # their mirrors never agree: a second is as good as the default 5
+        return ("--consistency-timeout", "1")
     return TOKEN_ARGS if issubclass(store, broken.TokenStore) else ()
 
 
