@@ -10,7 +10,7 @@ project's own checks depend on it, so keep it stable:
   that takes ``session_id`` builds one object per session, whose methods then
   take no session id.
 * Methods are found by name (:data:`APPEND_METHODS`, :data:`LOAD_METHODS`,
-  :data:`CLEAR_METHODS`), plain or ``async def``. Append takes ``(role,
+  :data:`CLEAR_METHODS`, :data:`CONSISTENCY_METHODS`), plain or ``async def``. Append takes ``(role,
   content)``, one whole message, or a list of them (:class:`AppendForm`); a whole
   message is built as the append parameter's annotated class, else as a dict.
 * Stores of a known framework (LangChain, LlamaIndex, OpenAI Agents) are

@@ -38,12 +38,13 @@ def check_agreed(memory, wait, store, what: str) -> None:
         held = (f"; the other {len(wait.agreed)} agreed after p50 {statistics.median(wait.agreed.values()) * 1000:.0f}"
                 f" ms, max {max(wait.agreed.values()) * 1000:.0f} ms") if wait.agreed else ""
         loaded = ", ".join(f"{session!r} loads {messages(len(store.load(session)))}" for session in wait.pending)
+        total = len(wait.pending) + len(wait.agreed)
         raise AssertionError(
-            f"{what}: consistent_state still False after {wait.waited_s:.1f} s for {len(wait.pending)} of "
-            f"{len(wait.pending) + len(wait.agreed)} sessions ({loaded}), polled {wait.polls} times{held}: the "
-            "store's second backend lags behind Redis and never caught up (a mirror write dropped or "
-            f"overwritten under concurrent writes, applied out of order, or never sent); the suite waits "
-            f"--consistency-timeout ({wait.timeout_s:g} s)")
+            f"{what}: consistent_state still False after {wait.waited_s:.1f} s for {len(wait.pending)} of {total} "
+            f"session{'s' if total > 1 else ''} ({loaded}), polled {wait.polls} times{held}: the store's second "
+            "backend lags behind Redis and never caught up (a mirror write dropped or overwritten under "
+            "concurrent writes, applied out of order, or never sent); if it is meant to lag longer than "
+            f"{wait.timeout_s:g} s, raise --consistency-timeout")
     memory.note(agreed_finding(wait, what))
 
 
@@ -101,4 +102,5 @@ def test_backends_agree_when_writers_share_a_session(memory):
     memory.concurrently(store, "shared", writers)
     wait = memory.until_consistent(store, ["shared"])
     check_agreed(memory, wait, store, f"one session written at once by {SHARED_WRITERS} writers")
-    check_burst(store.load("shared"), writers, "tasks on one event loop" if store.binding.is_async else "threads sharing one store")
+    check_burst(store.load("shared"), writers,
+                "tasks on one event loop" if store.binding.is_async else "threads sharing one store")

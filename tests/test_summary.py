@@ -247,6 +247,8 @@ def test_capabilities_follow_from_the_factory_parameters_and_methods():
     assert detected("examples/stores/async_store.py:AsyncChatMemory") == [
         "async", "clear", "core", "count-window", "namespace", "ttl"]
     assert detected("tests.stores.shapes:SavesDicts") == ["clear", "core", "namespace", "tool-calls", "ttl"]
+    assert detected("examples/stores/two_backends.py:TwoBackendStore") == [
+        "clear", "consistency", "core", "count-window", "namespace", "ttl"]
 
 
 def test_a_skip_reason_says_what_to_add_to_claim_the_capability():
@@ -258,6 +260,8 @@ def test_a_skip_reason_says_what_to_add_to_claim_the_capability():
         "store lacks clear: it has no clear, delete, clear_session, delete_messages or reset method",
         "store lacks tool-calls: its append takes role and content, not whole messages (or its message type has "
         "no tool_calls and tool_call_id)",
+        "store lacks consistency: it has no consistent_state method (session_id) -> bool saying whether every "
+        "backend it writes agrees",
         "store lacks async: its methods are not coroutines"])
 
 
@@ -268,7 +272,7 @@ def test_a_marker_names_a_capability_by_its_word_or_an_alias():
         lookup("tll")
     assert str(raised.value) == ("@pytest.mark.requires('tll') names no capability; known: core, count-window, "
                                  "count_window, token-window, token_window, ttl, namespace, clear, tool-calls, tool_calls, "
-                                 "async")
+                                 "consistency, async")
 
 # -- summary.json -----------------------------------------------------------------------------------
 
