@@ -212,7 +212,7 @@ def test_groups_name_left_out_and_chosen_ones():
 
 
 @pytest.mark.parametrize("spec, said", [
-    ("cores", "there is no group 'cores'; the groups are concurrency, core, "),
+    ("cores", "there is no group 'cores'; the groups are concurrency, consistency, core, "),
     ("core,", "'' is not a group or a set of them (example: --groups default,-concurrency"),
     ("-all", "'-all' is not a group or a set of them"),
     ("core,-core", "leaves no group to run"),
