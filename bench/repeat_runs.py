@@ -27,6 +27,7 @@ STORES = {
                      "--token-counter", "examples/stores/token_window.py:message_tokens"],
     "async": ["--store", "examples/stores/async_store.py:AsyncChatMemory"],
     "compacting": ["--store", "examples/stores/compacting.py:CompactingStore"],
+    "two backends": ["--store", "examples/stores/two_backends.py:TwoBackendStore"],
 }
 EXPECTED = {"passed", "skipped"}
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Iterable
 
-from .contract import CLEAR_METHODS, COMPACT_METHODS, STORE_PARAMETERS, StoreBinding
+from .contract import CLEAR_METHODS, COMPACT_METHODS, CONSISTENCY_METHODS, STORE_PARAMETERS, StoreBinding
 
 
 class Capability(str, Enum):
@@ -29,6 +29,7 @@ class Capability(str, Enum):
     CLEAR = "clear"
     TOOL_CALLS = "tool-calls"
     COMPACTION = "compaction"
+    CONSISTENCY = "consistency"
     ASYNC = "async"
 
     def __str__(self) -> str:
@@ -78,6 +79,11 @@ REGISTRY: dict[Capability, CapabilitySpec] = {spec.capability: spec for spec in 
                    lambda binding: binding.compact_method is not None and binding.accepts("summarize"),
                    f"it has no {' or '.join(COMPACT_METHODS)} method, or its factory takes no summarize "
                    "(or summarizer)"),
+    CapabilitySpec(Capability.CONSISTENCY, "it writes more than one backend (Redis and a mirror), and "
+                   "consistent_state(session_id) says when they agree",
+                   lambda binding: binding.consistency_method is not None,
+                   f"it has no {', '.join(CONSISTENCY_METHODS)} method (session_id) -> bool saying whether "
+                   "every backend it writes agrees"),
     CapabilitySpec(Capability.ASYNC, "its methods are coroutines, run on an event loop",
                    lambda binding: binding.is_async, "its methods are not coroutines"),
 )}

@@ -10,8 +10,8 @@ project's own checks depend on it, so keep it stable:
   that takes ``session_id`` builds one object per session, whose methods then
   take no session id.
 * Methods are found by name (:data:`APPEND_METHODS`, :data:`LOAD_METHODS`,
-  :data:`CLEAR_METHODS`, :data:`COMPACT_METHODS`), plain or ``async def``. Append
-  takes ``(role, content)``, one whole message, or a list of them
+  :data:`CLEAR_METHODS`, :data:`COMPACT_METHODS`, :data:`CONSISTENCY_METHODS`), plain or ``async
+  def``. Append takes ``(role, content)``, one whole message, or a list of them
   (:class:`AppendForm`); a whole message is built as the append parameter's
   annotated class, else as a dict. A compacting store takes the suite's
   ``summarize`` and says with :data:`SUMMARY_IN_WINDOW` how its summary counts
@@ -56,6 +56,9 @@ STORE_PARAMETERS: dict[str, tuple[tuple[str, ...], str]] = {
     "summarize": (("summarizer",),
                   "callable(list of role/content dicts) -> str: the summary compact writes, deterministic, "
                   "calling no model; its text names the messages it was given"),
+    "data_dir": (("directory", "tmp_dir"),
+                 "a directory of the scenario's own for the store's files (a second backend's, as a SQLite "
+                 "file), empty at first and removed when the scenario ends"),
 }
 
 APPEND_METHODS = ("append", "add_message", "append_message", "add", "save_message", "save", "add_items",
@@ -66,6 +69,7 @@ COMPACT_METHODS = ("compact",)
 # a compacting store's class attribute: whether its summary counts toward its window (as one message,
 # or its tokens, trimmed like any other once it is the oldest), else it stays first, outside the window
 SUMMARY_IN_WINDOW = "summary_in_window"
+CONSISTENCY_METHODS = ("consistent_state",)   # (session_id) -> bool: every backend the store writes agrees
 LIST_APPEND_METHODS = ("add_items", "add_messages")   # found by name, these take a list of messages
 MESSAGE_PARAMETERS = ("message", "msg", "item", "entry")   # a parameter of these names takes a whole message
 # keys of a whole message, beside role and content, that the suite appends and compares
@@ -132,6 +136,8 @@ def contract_summary() -> str:
             f"  compact (session_id), optional, with summarize: {', '.join(COMPACT_METHODS)}; the oldest messages\n"
             "    become one message holding summarize(those messages), first; a class attribute\n"
             f"    {SUMMARY_IN_WINDOW} = False keeps it outside the window (default True: it counts toward it)\n"
+            f"  consistency (session_id) -> bool, optional: {', '.join(CONSISTENCY_METHODS)}: True once every\n"
+            "    backend the store writes (Redis, a mirror) agrees on the session\n"
             "LangChain chat histories, LlamaIndex chat stores and OpenAI Agents sessions run as they are.")
 
 
@@ -265,6 +271,7 @@ class StoreBinding:
     clear_method: str | None = None
     compact_method: str | None = None
     summary_in_window: bool = True       # how the summary of compact counts toward the window (SUMMARY_IN_WINDOW)
+    consistency_method: str | None = None   # consistent_state: whether every backend the store writes agrees
     is_async: bool = False
     per_session: bool = False            # built once per session with session_id; methods take no session id
     append_form: AppendForm = AppendForm.ROLE_CONTENT
@@ -372,8 +379,9 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
         binding.append_form, binding.codec = _append_form(target, binding.append_method, binding.per_session)
     binding.compact_method = _find_method(target, None, COMPACT_METHODS, "compact", False)
     binding.summary_in_window = bool(getattr(target, SUMMARY_IN_WINDOW, True))
+    binding.consistency_method = _find_method(target, None, CONSISTENCY_METHODS, "consistency", False)
     names = [n for n in (binding.append_method, binding.load_method, binding.clear_method,
-                         binding.compact_method) if n]
+                         binding.compact_method, binding.consistency_method) if n]
     binding.is_async = any(inspect.iscoroutinefunction(getattr(target, n, None)) for n in names)
     session = () if binding.per_session else ("session_id",)
     message = {AppendForm.ROLE_CONTENT: ("role", "content"), AppendForm.MESSAGE: ("message",),
@@ -385,6 +393,8 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
         _check_call_shape(spec, target, binding.clear_method, "clear", session)
     if binding.compact_method:
         _check_call_shape(spec, target, binding.compact_method, "compact", session)
+    if binding.consistency_method:
+        _check_call_shape(spec, target, binding.consistency_method, "consistency", session)
     if probe is not None:
         close_quietly(probe)
     return binding
@@ -666,3 +676,12 @@ class StoreAdapter:
         if not self.binding.compact_method:
             raise UsageError("the store has no compact method")
         self._run_steps(self._invoke(session_id, self.binding.compact_method))
+    def consistent(self, session_id: str) -> Any:
+        """What the store's consistent_state says of ``session_id`` (True once its backends agree)."""
+        __tracebackhide__ = True
+        return self._run_steps(self._invoke(session_id, self.binding.consistency_method))
+
+    async def aconsistent(self, session_id: str) -> Any:
+        """:meth:`consistent` as a coroutine of an async store, to poll on the scenario's loop."""
+        __tracebackhide__ = True
+        return await self._await_steps(self._invoke(session_id, self.binding.consistency_method))

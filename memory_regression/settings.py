@@ -73,6 +73,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--scenario-timeout", "300", "seconds before a whole scenario, or the import of your store, is "
            "cut off: the backstop for a hang outside the store's calls and a store slow throughout",
            "SECONDS"),
+    Option("--consistency-timeout", "5", "seconds the suite polls consistent_state, for a store that has it, "
+           "until every backend the store writes agrees; still False then is a failure (at most a quarter of "
+           "--scenario-timeout is waited; each poll is one call, cut off at --call-timeout)", "SECONDS"),
     Option("--requirements", None, "your store's dependencies, installed before the run: a requirements "
            "file that must exist, or pip arguments after 'pip:' (pip: package==1.0) or starting with -",
            "FILE|ARGS", runner_only=True),
@@ -86,6 +89,8 @@ SUITE_OPTIONS = tuple(o for o in OPTIONS if not o.runner_only)
 WINDOWLESS = 1_000_000      # max_messages in scenarios that are not about the count window
 ROOMY_TTL_S = 3600          # ttl in scenarios that are not about expiry
 METHOD_ROLES = ("append", "load", "clear")
+BUDGET_SHARE = 4            # a scenario's time budget (a wait, a bounded run of appends) is at most this part
+                            # of the scenario timeout, which leaves the rest of the scenario room
 
 
 def defaults() -> dict[str, Any]:
@@ -109,6 +114,7 @@ class Settings:
     method_overrides: dict[str, str | None]
     call_timeout: float
     scenario_timeout: float
+    consistency_timeout: float
     workdir: Path
     values: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
@@ -140,6 +146,7 @@ class Settings:
             method_overrides={role: values[f"{role}_method"] or None for role in METHOD_ROLES},
             call_timeout=parse_timeout(values["call_timeout"], "--call-timeout"),
             scenario_timeout=parse_timeout(values["scenario_timeout"], "--scenario-timeout"),
+            consistency_timeout=parse_timeout(values["consistency_timeout"], "--consistency-timeout"),
             workdir=workdir,
             values={k: values[k] for k in (o.key for o in SUITE_OPTIONS)},
         )
@@ -186,7 +193,7 @@ def parse_window_policy(spec: Any) -> WindowPolicy:
 
 
 def parse_timeout(spec: Any, flag: str) -> float:
-    """``--call-timeout``, ``--scenario-timeout``: a finite number of seconds above 0."""
+    """``--call-timeout``, ``--scenario-timeout``, ``--consistency-timeout``: a finite number of seconds above 0."""
     try:
         timeout = float(spec)
     except (TypeError, ValueError):

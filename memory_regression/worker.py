@@ -17,6 +17,7 @@ import inspect
 import multiprocessing
 import os
 import re
+import shutil
 import signal
 import statistics
 import threading
@@ -30,6 +31,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import redis
+import tenacity
 
 from .backend import BackendError, Connection, Endpoint, ServerProcess, die_with_parent, find_server_binary
 from .capabilities import Capability, UnknownCapability, detect, lookup, skip_reason
@@ -39,13 +41,12 @@ from .redaction import Redactor
 from .reference import HistoryMismatch, summarize
 from .groups import scenario_group
 from .results import LISTED_NOT_RUN, Status
-from .settings import ROOMY_TTL_S, WINDOWLESS, Settings
+from .settings import BUDGET_SHARE, ROOMY_TTL_S, WINDOWLESS, Settings
 from .supervisor import CallPage, call_page_path
 
 CAPTURE_LIMIT = 64 * 1024        # characters of captured output kept per section of a scenario's report
 DETAILS_LIMIT = 3000             # characters of a traceback kept in a verdict's details
 KEYS_WITHOUT_TTL_PER_SCENARIO = 50   # keys without TTL noted per scenario
-BUDGET_SHARE = 4                 # a scenario's time budget is at most this part of the scenario timeout
 GROWTH_SAMPLES = 50              # appends needed before a growth of their time is judged
 GROWTH_RATIO = 3                 # the last tenth of the appends against the first: a growth from this factor
 RELEASE_POLL_S = 0.002          # how often readers look whether writer processes were released
@@ -74,6 +75,19 @@ class TimedAppends:
 
 
 @dataclass(frozen=True)
+class ConsistencyWait:
+    """What :meth:`ScenarioContext.until_consistent` saw: for each session whose backends came to agree,
+    the seconds until consistent_state first said so; the sessions still inconsistent when the wait
+    ended; how many rounds of calls it took, and how long it waited of how long it could."""
+
+    agreed: dict[str, float]
+    pending: list[str]
+    polls: int
+    waited_s: float
+    timeout_s: float
+
+
+@dataclass(frozen=True)
 class StoreRecipe:
     """What :meth:`ScenarioContext.store` builds a store from, but for the client: a store loaded from
     a ``.py`` path cannot be pickled (its module's name is made up per process), so a writer in a
@@ -86,16 +100,19 @@ class StoreRecipe:
     max_messages: int
     profile: ModelProfile | None     # None: unbounded, counted with the roomy counter
     ttl: int
+    data_dir: Path                   # the scenario's directory for the store's files
     summarize: Callable[[list], str] = summarize   # what a compacting store summarises with
 
     def build(self, binding: StoreBinding, client: Any, counter: TokenCounter, session_id: str | None) -> Any:
         """A new store instance on ``client``."""
         __tracebackhide__ = True
         profile = self.profile or self.settings.profiles[0].unbounded()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
         values = {
             "redis": client, "redis_url": self.endpoint.store_url, "namespace": self.namespace,
             "max_messages": self.max_messages, "max_tokens": profile.max_tokens, "count_tokens": counter,
-            "ttl": self.ttl, "profile": profile, "session_id": session_id, "summarize": self.summarize,
+            "ttl": self.ttl, "profile": profile, "session_id": session_id, "data_dir": str(self.data_dir),
+            "summarize": self.summarize,
         }
         return binding.factory(**binding.build_kwargs(values))
 
@@ -252,7 +269,10 @@ class ScenarioContext:
         self._worker = worker
         self._binding: StoreBinding = worker.binding
         self._connection: Connection = worker.connections[engine or worker.engine_names[0]]
-        self.namespace = "mrs:" + hashlib.sha1(nodeid.encode()).hexdigest()[:8] + ":"
+        digest = hashlib.sha1(nodeid.encode()).hexdigest()[:8]
+        self.namespace = f"mrs:{digest}:"
+        # the stores' files (data_dir): under the run's scratch directory, which the runner removes in any case
+        self.data_dir = worker.scratch / "stores" / f"{digest}-{os.getpid()}"
         self.capabilities: frozenset[Capability] = worker.capabilities
         self.window_sizes: tuple[int, ...] = worker.settings.window_sizes
         self.window_policy = worker.settings.window_policy
@@ -309,7 +329,7 @@ class ScenarioContext:
         summariser (:func:`.reference.summarize`)."""
         __tracebackhide__ = True
         recipe = StoreRecipe(self._worker.settings, self._connection.endpoint, self.namespace, max_messages,
-                             profile, ttl, summarize)
+                             profile, ttl, self.data_dir, summarize)
         client = self._connection.client(asynchronous=self._binding.is_async)
         self._clients.append(client)
         counter = self._counter_of(recipe)
@@ -416,26 +436,29 @@ class ScenarioContext:
         return TimedAppends(messages[:len(durations)], len(messages), budget_s)
 
     def concurrently(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
-                     readers: int = 0) -> list[list[Message]]:
-        """Append each list in ``writers`` to ``session_id`` by a writer of its own, all released at
-        once by a barrier, while ``readers`` readers load the session over and over until every
-        writer is done; return the histories the readers loaded. Writers and readers share
-        ``store``, as a server's requests share one store object: threads for a sync store, tasks on
-        the scenario's event loop for an async one. A writer's or reader's exception is raised."""
+                     readers: int = 0, sessions: list[str] | None = None) -> list[list[Message]]:
+        """Append each list in ``writers`` to ``session_id`` (or to its own of ``sessions``, one per
+        writer) by a writer of its own, all released at once by a barrier, while ``readers`` readers
+        load ``session_id`` over and over until every writer is done; return the histories the
+        readers loaded. Writers and readers share ``store``, as a server's requests share one store
+        object: threads for a sync store, tasks on the scenario's event loop for an async one. A
+        writer's or reader's exception is raised."""
         __tracebackhide__ = True
-        store.instance_for(session_id)   # a per-session store is built once, before the race
+        sessions = sessions or [session_id] * len(writers)
+        for session in {session_id, *sessions}:
+            store.instance_for(session)   # a per-session store is built once, before the race
         if self._loop is not None:
-            return self.run_awaitable(self._tasks(store, session_id, writers, readers))
+            return self.run_awaitable(self._tasks(store, session_id, writers, readers, sessions))
         barrier = threading.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S)
 
-        def write(messages: list[Message]) -> None:
+        def write(session: str, messages: list[Message]) -> None:
             __tracebackhide__ = True   # a store's exception shows the store's frames, not these
             barrier.wait()
             for message in messages:
-                store.add(session_id, message)
+                store.add(session, message)
 
         with ThreadPoolExecutor(len(writers)) as pool:
-            writing = [pool.submit(write, messages) for messages in writers]
+            writing = [pool.submit(write, session, messages) for session, messages in zip(sessions, writers)]
 
             def written() -> None:
                 __tracebackhide__ = True   # a writer's exception shows the store's frames, not these
@@ -444,19 +467,80 @@ class ScenarioContext:
             return self._reading_while(store, session_id, readers, written)
 
     async def _tasks(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
-                     readers: int) -> list[list[Message]]:
+                     readers: int, sessions: list[str]) -> list[list[Message]]:
         """:meth:`concurrently` for an async store: tasks on one loop, interleaved at every await."""
         __tracebackhide__ = True
         barrier = asyncio.Barrier(len(writers))
 
-        async def write(messages: list[Message]) -> None:
+        async def write(session: str, messages: list[Message]) -> None:
             __tracebackhide__ = True   # a store's exception shows the store's frames, not these
             await barrier.wait()
             for message in messages:
-                await store.aadd(session_id, message)
+                await store.aadd(session, message)
 
-        return await self._areading_while(store, session_id, readers,
-                                          asyncio.gather(*(write(messages) for messages in writers)))
+        return await self._areading_while(store, session_id, readers, asyncio.gather(
+            *(write(session, messages) for session, messages in zip(sessions, writers))))
+
+    def until_consistent(self, store: StoreAdapter, sessions: list[str]) -> ConsistencyWait:
+        """Call the store's consistent_state for each of ``sessions`` over and over (with tenacity,
+        waiting 2 ms more each round, at most 50 ms; an async store's polls and waits run on the
+        scenario's event loop, so that tasks of its own go on meanwhile) until it has said True for
+        every one, or ``--consistency-timeout`` has passed (at most a quarter of the scenario
+        timeout). A call that raises, or returns anything but a bool, fails the scenario naming the
+        call; one that hangs is cut off by the call timeout like any other call of the store."""
+        __tracebackhide__ = True
+        settings = self._worker.settings
+        timeout = min(settings.consistency_timeout, settings.scenario_timeout / BUDGET_SHARE)
+        agreed: dict[str, float] = {}
+        polls = 0
+        started = time.perf_counter()
+
+        def judged(session: str, value: Any, error: Exception | None) -> None:
+            __tracebackhide__ = True
+            call = f"{store.binding.consistency_method}({session!r})"
+            if error is not None:
+                raise AssertionError(f"the store's {call} raised {type(error).__name__}: {error} (it says whether "
+                                     "the store's backends agree: return False while they do not, and raise only "
+                                     "when the store cannot tell)") from error
+            if not isinstance(value, bool):
+                raise AssertionError(f"the store's {call} returned {value!r:.80}, not True or False")
+            if value:
+                agreed[session] = time.perf_counter() - started
+
+        def all_agree() -> bool:
+            __tracebackhide__ = True
+            nonlocal polls
+            polls += 1
+            for session in [s for s in sessions if s not in agreed]:
+                try:
+                    value, error = store.consistent(session), None
+                except Exception as exc:
+                    value, error = None, exc
+                judged(session, value, error)
+            return len(agreed) == len(sessions)
+
+        async def all_agree_async() -> bool:
+            __tracebackhide__ = True
+            nonlocal polls
+            polls += 1
+            for session in [s for s in sessions if s not in agreed]:
+                try:
+                    value, error = await store.aconsistent(session), None
+                except Exception as exc:
+                    value, error = None, exc
+                judged(session, value, error)
+            return len(agreed) == len(sessions)
+
+        policy = dict(stop=tenacity.stop_after_delay(timeout),
+                      wait=tenacity.wait_incrementing(start=0.002, increment=0.002, max=0.05),
+                      retry=tenacity.retry_if_result(lambda done: not done),
+                      retry_error_callback=lambda state: state.outcome.result())
+        if self._loop is None:
+            tenacity.Retrying(**policy)(all_agree)
+        else:
+            self.run_awaitable(tenacity.AsyncRetrying(**policy)(all_agree_async))
+        return ConsistencyWait(agreed, [s for s in sessions if s not in agreed], polls,
+                               time.perf_counter() - started, timeout)
 
     def _reading_while(self, store: StoreAdapter, session_id: str, readers: int, writing: Callable[[], Any],
                        released: Any = None) -> list[list[Message]]:
@@ -618,6 +702,7 @@ class ScenarioContext:
         finally:
             for server in self._servers:
                 server.stop()
+            shutil.rmtree(self.data_dir, ignore_errors=True)
         return [k for k in self.keys() if self.pttl_ms(k) == -1][:KEYS_WITHOUT_TTL_PER_SCENARIO]
 
 

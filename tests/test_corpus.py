@@ -7,7 +7,8 @@ import re
 import pytest
 
 from tests.conftest import ROOT
-from tests.stores import broken, compaction, concurrency, expiry, faults, messages, policies, server, stateful_bugs
+from tests.stores import (broken, compaction, concurrency, consistency, expiry, faults, messages, policies, server,
+                          stateful_bugs)
 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
 # groups that take seconds, run only on the broken stores meant for them (-k names them)
@@ -28,7 +29,9 @@ CORRECT_STORES = {
         ("--token-counter", "examples/stores/token_window.py:message_tokens"), "core+token-window+clear"),
     "examples/stores/async_store.py:AsyncChatMemory": ((), "core+count-window+ttl+namespace+clear+async"),
     "examples/stores/compacting.py:CompactingStore": ((), "core+count-window+ttl+namespace+clear+compaction"),
+    "examples/stores/two_backends.py:TwoBackendStore": ((), "core+count-window+ttl+namespace+clear+consistency"),
     "tests.stores.correct:ListStore": ((), "core+count-window+ttl+namespace+clear"),
+    "tests.stores.consistency:AsyncTwoBackendStore": ((), "core+count-window+ttl+namespace+clear+consistency+async"),
     "tests.stores.correct:TokenStore": ((), "core+token-window+ttl+namespace+clear"),
     "tests.stores.policies:StartOnUserStore": (policy_args("start-on-user"), POLICY_LEVEL),
     "tests.stores.policies:KeepSystemStore": (policy_args("keep-system"), POLICY_LEVEL),
@@ -43,7 +46,8 @@ CORRECT_STORES = {
     "tests.stores.compaction:AsyncCompactingStore": ((), "core+count-window+ttl+namespace+clear+compaction+async"),
 }
 BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY,
-          **concurrency.CAUGHT_BY, **faults.CAUGHT_BY, **server.CAUGHT_BY, **compaction.CAUGHT_BY}
+          **concurrency.CAUGHT_BY, **faults.CAUGHT_BY, **server.CAUGHT_BY, **compaction.CAUGHT_BY,
+          **consistency.CAUGHT_BY}
 
 
 def suite_scenarios() -> set[str]:
@@ -76,6 +80,8 @@ def stateful_points(summary: dict) -> set[str]:
 def corpus_args(store: type) -> tuple[str, ...]:
     if issubclass(store, policies.PolicyStore):
         return policy_args(",".join(store.RULES))
+    if store in consistency.CAUGHT_BY:   # their mirrors never agree: a second is as good as the default 5
+        return ("--consistency-timeout", "1")
     return TOKEN_ARGS if issubclass(store, broken.TokenStore) else ()
 
 

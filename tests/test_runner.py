@@ -136,7 +136,8 @@ def test_profiles_from_yaml(run_suite, tmp_path):
 
 @pytest.mark.parametrize("flag, timeout", [
     *(("--scenario-timeout", timeout) for timeout in ("soon", "inf", "nan", "0", "-5", "1e400")),
-    ("--call-timeout", "soon"), ("--call-timeout", "0")])
+    ("--call-timeout", "soon"), ("--call-timeout", "0"), ("--consistency-timeout", "soon"),
+    ("--consistency-timeout", "-1")])
 def test_bad_timeout(run_suite, flag, timeout):
     assert_usage_error(run_suite("--store", GOOD, flag, timeout), f"{flag} {timeout!r}: give a number of seconds")
 
@@ -194,7 +195,7 @@ def test_collect_only_is_not_a_pass(run_suite):
     result = run_suite("--store", GOOD, "--", "--collect-only")
     assert result.exit_code == 2, result.output
     assert result.summary["status"] == "not run"
-    assert "43 scenarios were collected and none was run" in result.summary["message"]
+    assert "45 scenarios were collected and none was run" in result.summary["message"]
 
 
 def test_only_skipped_scenarios_are_not_a_pass(run_suite):

@@ -249,6 +249,8 @@ def test_capabilities_follow_from_the_factory_parameters_and_methods():
     assert detected("tests.stores.shapes:SavesDicts") == ["clear", "core", "namespace", "tool-calls", "ttl"]
     assert detected("examples/stores/compacting.py:CompactingStore") == [
         "clear", "compaction", "core", "count-window", "namespace", "ttl"]
+    assert detected("examples/stores/two_backends.py:TwoBackendStore") == [
+        "clear", "consistency", "core", "count-window", "namespace", "ttl"]
 
 
 def test_a_skip_reason_says_what_to_add_to_claim_the_capability():
@@ -261,6 +263,8 @@ def test_a_skip_reason_says_what_to_add_to_claim_the_capability():
         "store lacks tool-calls: its append takes role and content, not whole messages (or its message type has "
         "no tool_calls and tool_call_id)",
         "store lacks compaction: it has no compact method, or its factory takes no summarize (or summarizer)",
+        "store lacks consistency: it has no consistent_state method (session_id) -> bool saying whether every "
+        "backend it writes agrees",
         "store lacks async: its methods are not coroutines"])
 
 
@@ -271,7 +275,7 @@ def test_a_marker_names_a_capability_by_its_word_or_an_alias():
         lookup("tll")
     assert str(raised.value) == ("@pytest.mark.requires('tll') names no capability; known: core, count-window, "
                                  "count_window, token-window, token_window, ttl, namespace, clear, tool-calls, tool_calls, "
-                                 "compaction, async")
+                                 "compaction, consistency, async")
 
 # -- summary.json -----------------------------------------------------------------------------------
 
