@@ -7,7 +7,8 @@ import re
 import pytest
 
 from tests.conftest import ROOT
-from tests.stores import broken, concurrency, expiry, faults, messages, policies, server, stateful_bugs
+from tests.stores import (broken, concurrency, expiry, faults, footprint, latency, messages, policies, server,
+                          stateful_bugs)
 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
 # groups that take seconds, run only on the broken stores meant for them (-k names them)
@@ -39,7 +40,7 @@ CORRECT_STORES = {
     "tests.stores.libraries:AsyncOnlyHistory": ((), "core+ttl+namespace+clear+tool-calls+async"),
 }
 BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY,
-          **concurrency.CAUGHT_BY, **faults.CAUGHT_BY, **server.CAUGHT_BY}
+          **concurrency.CAUGHT_BY, **faults.CAUGHT_BY, **server.CAUGHT_BY, **footprint.CAUGHT_BY, **latency.CAUGHT_BY}
 
 
 def suite_scenarios() -> set[str]:
@@ -70,6 +71,9 @@ def stateful_points(summary: dict) -> set[str]:
 
 
 def corpus_args(store: type) -> tuple[str, ...]:
+    """A store's own options (``CORPUS_ARGS``: a latency budget), else its policy's, else the token profiles."""
+    if hasattr(store, "CORPUS_ARGS"):
+        return store.CORPUS_ARGS
     if issubclass(store, policies.PolicyStore):
         return policy_args(",".join(store.RULES))
     return TOKEN_ARGS if issubclass(store, broken.TokenStore) else ()
