@@ -89,7 +89,6 @@ class ScenarioResult:
             return self.nodeid
         return self.nodeid.removesuffix(f"[{self.engine}]").replace(f"-{self.engine}]", "]")
 
-
     def properties(self) -> list[tuple[str, str]]:
         """junit.xml properties of its figures: p95 and its ratio to the Redis floor of append and
         load, and bytes per message and the growth of the footprint."""
