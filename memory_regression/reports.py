@@ -21,7 +21,7 @@ from .capabilities import REGISTRY
 from .contract import UsageError
 from .groups import describe_groups
 from .redaction import Redactor
-from .results import LISTED_NOT_RUN, NO_POINT, Outcome, RunSummary
+from .results import LATENCY_OPERATIONS, LISTED_NOT_RUN, NO_POINT, Outcome, RunSummary
 
 SUMMARY_MD_LIMIT = 1024 * 1024 - 4096   # GitHub's job summary takes 1 MiB per step
 FAILURES_IN_SUMMARY = 10
@@ -142,6 +142,100 @@ def engines_line(summary: RunSummary) -> str:
     return ", ".join(engine["title"] for engine in summary.engines)
 
 
+def size_text(size: float) -> str:
+    """Bytes as a person reads them: 812 B, 12.3 KB, 4.0 MB."""
+    if size < 1024:
+        return f"{size:,.0f} B"
+    return f"{size / 1024:,.1f} KB" if size < 1024 * 1024 else f"{size / 1024 / 1024:,.1f} MB"
+
+
+def _ms(value: float | None) -> str:
+    return "?" if value is None else f"{value:.3f}" if value < 10 else f"{value:,.1f}"
+
+
+def _times(value: float | None) -> str:
+    return "?" if value is None else f"{value:g}×"
+
+
+def figure_label(entry: dict) -> str:
+    """Where a figure was measured: its window or profile (``N=5``, ``small-4k``, ``unwindowed``),
+    and its engine when the run has several."""
+    label = entry.get("window") or entry.get("point") or NO_POINT
+    return f"{label} on {entry['engine']}" if entry.get("engine") else label
+
+
+def latency_cells(entry: dict) -> dict[str, str]:
+    """One latency figure as text: each operation's p50 / p95 / p99 in ms, the floor's, its p50 and
+    p95 as multiples of the floor's, and the budgets given."""
+    cells = {}
+    for operation in LATENCY_OPERATIONS:
+        found = entry.get(operation) or {}
+        cells[operation] = " / ".join(_ms(found.get(name)) for name in ("p50_ms", "p95_ms", "p99_ms"))
+        cells[f"{operation}_floor"] = " / ".join(_ms(found.get(f"floor_{name}")) for name in ("p50_ms", "p95_ms", "p99_ms"))
+        cells[f"{operation}_ratio"] = f"{_times(found.get('ratio_p50'))} / {_times(found.get('ratio_p95'))}"
+    budgets = [f"{operation} {entry[operation]['budget_ms']:g} ms" for operation in LATENCY_OPERATIONS
+               if (entry.get(operation) or {}).get("budget_ms") is not None]
+    cells["budget"] = ", ".join(budgets) or "none"
+    return cells
+
+
+def footprint_cells(entry: dict) -> dict[str, str]:
+    """One footprint figure as text: what the first messages took, per message against their
+    content, and the growth after the rest (none without a window)."""
+    cells = {"messages": str(entry.get("messages", "?")), "bytes": size_text(entry.get("bytes", 0)),
+             "per_message": f"{entry.get('bytes_per_message', 0):,.0f} B",
+             "content": f"{entry.get('content_bytes_per_message', 0):,.0f} B",
+             "overhead": _times(entry.get("overhead_ratio")), "growth": "no window, not judged"}
+    if entry.get("bytes_after") is not None:
+        cells["growth"] = (f"{size_text(entry['bytes_after'])} after {entry['appends_after']} appends: "
+                           f"{_times(entry.get('growth'))} (at most {entry.get('bound')}×)")
+    return cells
+
+
+def render_figures_markdown(summary: RunSummary) -> list[str]:
+    """summary.md's latency and footprint tables."""
+    lines: list[str] = []
+    latency = summary.measured("latency")
+    if latency:
+        lines += ["", "### Latency", "",
+                  "Milliseconds, p50 / p95 / p99, beside the raw Redis floor measured in the same run (RPUSH and "
+                  "LRANGE of the same sizes through redis-py on the same server); × floor: the store's p50 and p95 as "
+                  "multiples of the floor's.", "",
+                  "| where | samples | append | RPUSH floor | × floor | load | LRANGE floor | × floor | budget (p95) |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for entry in latency:
+            cells = latency_cells(entry)
+            lines.append(f"| {_md_escape(figure_label(entry))} | {entry.get('samples', '?')} | {cells['append']} | "
+                         f"{cells['append_floor']} | {cells['append_ratio']} | {cells['load']} | {cells['load_floor']} | "
+                         f"{cells['load_ratio']} | {cells['budget']} |")
+    footprint = summary.measured("footprint")
+    if footprint:
+        lines += ["", "### Storage footprint", "",
+                  "MEMORY USAGE (SAMPLES 0) of the session's keys after its first messages (a full window), per "
+                  "message against the content's size, and after ten windows' worth.", "",
+                  "| where | messages | bytes | per message | content per message | overhead | growth |",
+                  "|---|---|---|---|---|---|---|"]
+        for entry in footprint:
+            cells = footprint_cells(entry)
+            lines.append(f"| {_md_escape(figure_label(entry))} | {cells['messages']} | {cells['bytes']} | "
+                         f"{cells['per_message']} | {cells['content']} | {cells['overhead']} | {cells['growth']} |")
+    return lines
+
+
+def render_figures_terminal(summary: RunSummary) -> list[str]:
+    """One line per latency and footprint figure, for the terminal summary."""
+    lines = []
+    for entry in summary.measured("latency"):
+        cells = latency_cells(entry)
+        lines.append(f"  latency {figure_label(entry)}: append {cells['append']} ms ({cells['append_ratio']} the floor at "
+                     f"p50 / p95), load {cells['load']} ms ({cells['load_ratio']})")
+    for entry in summary.measured("footprint"):
+        cells = footprint_cells(entry)
+        lines.append(f"  footprint {figure_label(entry)}: {cells['per_message']} per message ({cells['content']} of "
+                     f"content, {cells['overhead']}); {cells['growth']}")
+    return lines
+
+
 def render_markdown(summary: RunSummary) -> str:
     """summary.md: totals, conformance level, the matrix and the first failures, under 1 MiB."""
     lines = [f"## Memory regression: {summary.status}", ""]
@@ -183,6 +277,7 @@ def render_markdown(summary: RunSummary) -> str:
             marks = [("" if c not in cells else engine_cell(cells[c], OUTCOME_MARK, " ") if summary.engines
                       else OUTCOME_MARK[cells[c]]) for c in columns]
             lines.append(f"| {group} | `{scenario}` | " + " | ".join(marks) + " |")
+    lines += render_figures_markdown(summary)
     if summary.keys_without_ttl:
         shown = summary.keys_without_ttl[:20]
         lines += ["", f"Keys left without a TTL ({len(summary.keys_without_ttl)}): "
@@ -275,6 +370,7 @@ def render_terminal(summary: RunSummary) -> str:
     for result in summary.failures()[:FAILURES_IN_SUMMARY]:
         lines.append(f"  {OUTCOME_WORD[result.outcome]} {result.nodeid}: {result.message}")
     lines += [f"  finding {nodeid}: {text}" for nodeid, text in summary.findings()[:FINDINGS_SHOWN]]
+    lines += render_figures_terminal(summary)
     for name, path in summary.report_files.items():
         lines.append(f"{name}: {path}")
     return _visible("\n".join(lines))

@@ -74,6 +74,8 @@ class ScenarioResult:
     duration_s: float = 0.0
     findings: list[str] = field(default_factory=list)   # what the scenario measured or noted, pass or fail
     engine: str = ""          # the engine it ran on, when the run has several (--redis server,fakeredis)
+    # the figures it recorded (ScenarioContext.measure): each a mapping with its "kind" (MEASURED)
+    measurements: list[dict] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -87,8 +89,26 @@ class ScenarioResult:
             return self.nodeid
         return self.nodeid.removesuffix(f"[{self.engine}]").replace(f"-{self.engine}]", "]")
 
+    def properties(self) -> list[tuple[str, str]]:
+        """junit.xml properties of its figures: p95 and its ratio to the Redis floor of append and
+        load, and bytes per message and the growth of the footprint."""
+        found = []
+        for measured in self.measurements:
+            if measured["kind"] == "latency":
+                for operation in LATENCY_OPERATIONS:
+                    figures = measured.get(operation) or {}
+                    found += [(f"{operation}_p95_ms", str(figures.get("p95_ms"))),
+                              (f"{operation}_p95_floor_ratio", str(figures.get("ratio_p95")))]
+            elif measured["kind"] == "footprint":
+                found += [("bytes_per_message", str(measured.get("bytes_per_message"))),
+                          ("footprint_growth", str(measured.get("growth")))]
+        return found
+
 
 NO_POINT = "—"   # the matrix column of scenarios that run once, not per window or profile
+# the kinds of figures a scenario records (ScenarioContext.measure), each a top-level list of summary.json
+MEASURED = ("latency", "footprint")
+LATENCY_OPERATIONS = ("append", "load")
 
 
 @dataclass
@@ -131,6 +151,21 @@ class RunSummary:
     def findings(self) -> list[tuple[str, str]]:
         """(nodeid, text) of every finding, in report order: coverage, growth, how far a budget reached."""
         return [(r.nodeid, text) for r in self.results for text in r.findings]
+
+    def measured(self, kind: str) -> list[dict[str, Any]]:
+        """Every figure of ``kind`` (``latency``, ``footprint``) the scenarios recorded, in report order,
+        each with the scenario's ``nodeid``, ``scenario``, ``point``, ``outcome`` and, when the run has
+        several engines, ``engine``: one entry per store run, window and engine."""
+        found = []
+        for result in self.results:
+            for measured in result.measurements:
+                if measured.get("kind") != kind:
+                    continue
+                entry = {"nodeid": result.nodeid, "scenario": result.scenario, "point": result.point,
+                         **({"engine": result.engine} if self.engines else {}), "outcome": str(result.outcome)}
+                entry.update((key, value) for key, value in measured.items() if key != "kind")
+                found.append(entry)
+        return found
 
     def matrix(self) -> tuple[list[str], list[tuple[str, str, dict[str, Any]]]]:
         """Columns (the run-once column, the windows, then the profiles, as configured) and rows
@@ -194,6 +229,9 @@ class RunSummary:
         data["exit_code"] = int(self.exit_code)
         for result in data["results"]:
             result["outcome"] = str(result["outcome"])
+            del result["measurements"]   # they are the top-level figures below
+        for kind in MEASURED:
+            data[kind] = self.measured(kind)
         data["totals"] = self.totals()
         data["capability_scenarios"] = self.scenarios_by_capability()
         data["matrix"] = {"columns": columns, "rows": [{"group": g, "scenario": s,

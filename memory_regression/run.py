@@ -239,6 +239,7 @@ class SuiteRun:
             result.duration_s = round(result.duration_s + report.duration, 4)
             self.results[report.nodeid] = result
         result.findings += getattr(report, "memory_findings", [])
+        result.measurements += getattr(report, "memory_measurements", [])
         for key in getattr(report, "memory_keys_without_ttl", []):
             if len(self.summary.keys_without_ttl) < reports.MAX_KEYS_WITHOUT_TTL:
                 self.summary.keys_without_ttl.append(f"{key} ({report.nodeid})")
@@ -261,7 +262,7 @@ class SuiteRun:
         return [("scenario", result.scenario), ("group", result.group),
                 ("capability", "+".join(result.requires) or "core"), ("window", window),
                 ("profile", profile), ("backend", self.summary.backend or ""),
-                *([("engine", result.engine)] if result.engine else [])]
+                *([("engine", result.engine)] if result.engine else []), *result.properties()]
 
     # -- the end -----------------------------------------------------------------------------------
     @pytest.hookimpl(tryfirst=True)

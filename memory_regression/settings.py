@@ -19,6 +19,7 @@ from .groups import DEFAULT, parse_groups
 from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_profiles
 from .redaction import redact_url
 from .reference import SUFFIX_NAME, Rule, WindowPolicy
+from .results import LATENCY_OPERATIONS
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--consistency-timeout", "5", "seconds the suite polls consistent_state, for a store that has it, "
            "until every backend the store writes agrees; still False then is a failure (at most a quarter of "
            "--scenario-timeout is waited; each poll is one call, cut off at --call-timeout)", "SECONDS"),
+    Option("--latency-budget-ms", None, "turn latency into failures: the most milliseconds the p95 of an "
+           "append or a load may take, as operation=ms, comma-separated (append=5,load=10); without it "
+           "latency is only reported", "OP=MS,..."),
     Option("--requirements", None, "your store's dependencies, installed before the run: a requirements "
            "file that must exist, or pip arguments after 'pip:' (pip: package==1.0) or starting with -",
            "FILE|ARGS", runner_only=True),
@@ -116,6 +120,7 @@ class Settings:
     scenario_timeout: float
     consistency_timeout: float
     workdir: Path
+    latency_budget_ms: dict[str, float] = field(default_factory=dict)   # operation -> the p95's budget
     values: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @classmethod
@@ -148,6 +153,7 @@ class Settings:
             scenario_timeout=parse_timeout(values["scenario_timeout"], "--scenario-timeout"),
             consistency_timeout=parse_timeout(values["consistency_timeout"], "--consistency-timeout"),
             workdir=workdir,
+            latency_budget_ms=parse_latency_budget(values["latency_budget_ms"]),
             values={k: values[k] for k in (o.key for o in SUITE_OPTIONS)},
         )
 
@@ -190,6 +196,33 @@ def parse_window_policy(spec: Any) -> WindowPolicy:
             raise UsageError(f"--window-policy {spec!r}: {name} is given twice")
         rules.append(Rule(name))
     return WindowPolicy(frozenset(rules))
+
+
+def parse_latency_budget(spec: Any) -> dict[str, float]:
+    """``--latency-budget-ms append=5,load=10``: each operation once, a finite number of milliseconds
+    above 0; empty (or not given) is no budget."""
+    budget: dict[str, float] = {}
+    if spec is None or not str(spec).strip():
+        return budget
+    example = "(example: --latency-budget-ms append=5,load=10)"
+    for part in str(spec).split(","):
+        name, equals, value = (piece.strip() for piece in part.partition("="))
+        if not equals:
+            raise UsageError(f"--latency-budget-ms {spec!r}: {part.strip()!r} is not operation=milliseconds {example}")
+        if name not in LATENCY_OPERATIONS:
+            raise UsageError(f"--latency-budget-ms {spec!r}: unknown operation {name!r}; the operations are "
+                             f"{', '.join(LATENCY_OPERATIONS)} {example}")
+        if name in budget:
+            raise UsageError(f"--latency-budget-ms {spec!r}: {name} is given twice")
+        try:
+            milliseconds = float(value)
+        except ValueError:
+            milliseconds = math.nan
+        if not math.isfinite(milliseconds) or milliseconds <= 0:
+            raise UsageError(f"--latency-budget-ms {spec!r}: {name}={value!r} is not a number of milliseconds "
+                             f"above 0 {example}")
+        budget[name] = milliseconds
+    return budget
 
 
 def parse_timeout(spec: Any, flag: str) -> float:

@@ -277,12 +277,16 @@ class ScenarioContext:
         self.window_sizes: tuple[int, ...] = worker.settings.window_sizes
         self.window_policy = worker.settings.window_policy
         self.profile: ModelProfile = worker.settings.profiles[0]
+        self.profiles: tuple[ModelProfile, ...] = worker.settings.profiles
+        self.latency_budget_ms: dict[str, float] = worker.settings.latency_budget_ms   # --latency-budget-ms
         self._loop = asyncio.Runner() if self._binding.is_async else None
         self._stores: list[Any] = []
         self._clients: list[Any] = []
+        self._raw_clients: list[Any] = []
         self._recipes: dict[StoreAdapter, StoreRecipe] = {}
         self._servers: list[ScenarioServer] = []
         self.findings: list[str] = []
+        self.measurements: list[dict[str, Any]] = []
         self.reset()
         # see kill_connections: on each server (each node of a cluster), the last connection opened so far
         self._first_client_ids = {name: node.client_id() for name, node in self._connection.nodes().items()}
@@ -310,6 +314,12 @@ class ScenarioContext:
         """Report something the scenario measured (what it covered, how a store's time grew), whether
         it passes or fails: it is listed under the scenario in every report."""
         self.findings.append(finding)
+
+    def measure(self, kind: str, data: dict[str, Any]) -> None:
+        """Record numbers the scenario measured, of a ``kind`` the reports know (``latency``,
+        ``footprint``: see :mod:`.results`), whether it passes or fails: they reach summary.json,
+        summary.md, junit.xml and report.html as figures, not as text. ``data`` is plain JSON."""
+        self.measurements.append({"kind": kind, **data})
 
     def counter(self, profile: ModelProfile) -> TokenCounter:
         """What one message costs under ``profile``, as the store is told to count."""
@@ -371,6 +381,23 @@ class ScenarioContext:
             return pool.submit(append)
         finally:
             pool.shutdown(wait=False)
+    def raw_client(self) -> Any:
+        """A redis-py client on the scenario's database, of the kind the store's is (``redis.asyncio``
+        for an async store, whose calls then go through :meth:`run_awaitable` as the store's do; a
+        RedisCluster on a cluster): the one the latency scenario measures Redis' own round trips with."""
+        __tracebackhide__ = True
+        client = self._connection.client(asynchronous=self._binding.is_async)
+        self._raw_clients.append(client)
+        return client
+
+    def bytes_used(self) -> dict[str, int]:
+        """What each key on the scenario's database takes in the server's memory: ``MEMORY USAGE key
+        SAMPLES 0``, every element counted (the default samples 5 of a list's nodes and estimates).
+        A key that expired or was deleted meanwhile is left out. Needs a real server."""
+        __tracebackhide__ = True
+        admin = self._connection.admin
+        used = {key: admin.memory_usage(key, samples=0) for key in self.keys()}
+        return {key: size for key, size in used.items() if size is not None}
 
     def store_on(self, url: str, **options: Any) -> StoreAdapter:
         """A store built as :meth:`store` builds it (``options`` are its arguments), whose client and
@@ -689,7 +716,7 @@ class ScenarioContext:
         try:
             for instance in self._stores:
                 close_quietly(instance, self.run_awaitable)
-            for client in self._clients:
+            for client in [*self._clients, *self._raw_clients]:
                 try:
                     if self._binding.is_async:
                         self.run_awaitable(client.aclose())
@@ -708,6 +735,7 @@ class ScenarioContext:
 
 KEYS_WITHOUT_TTL_KEY = pytest.StashKey[list]()
 FINDINGS_KEY = pytest.StashKey[list]()
+MEASUREMENTS_KEY = pytest.StashKey[list]()   # ScenarioContext.measure's records
 OWN_SERVERS_KEY = pytest.StashKey[list]()   # the scenario's own servers (ScenarioContext.own_server)
 FINDINGS_PER_SCENARIO = 20
 
@@ -869,6 +897,7 @@ class ScenarioWorker:
         __tracebackhide__ = True
         context = ScenarioContext(self, request.node.nodeid, memory_engine)
         request.node.stash[FINDINGS_KEY] = context.findings   # kept even if closing fails
+        request.node.stash[MEASUREMENTS_KEY] = context.measurements
         request.node.stash[OWN_SERVERS_KEY] = context._servers
         yield context
         request.node.stash[KEYS_WITHOUT_TTL_KEY] = context.close()
@@ -899,6 +928,8 @@ class ScenarioWorker:
             report.memory_keys_without_ttl = item.stash.get(KEYS_WITHOUT_TTL_KEY, [])
             report.memory_findings = [cap(self.redactor.text(text), DETAILS_LIMIT, "this finding")
                                       for text in item.stash.get(FINDINGS_KEY, [])[:FINDINGS_PER_SCENARIO]]
+            report.memory_measurements = redacted(item.stash.get(MEASUREMENTS_KEY, [])[:FINDINGS_PER_SCENARIO],
+                                                  self.redactor)
         return report
 
     def pytest_sessionfinish(self) -> None:

@@ -15,7 +15,7 @@ import memory_regression
 from memory_regression.cli import pip_arguments
 from memory_regression.contract import UsageError
 from memory_regression.groups import ALL, describe_groups, known_groups, parse_groups
-from memory_regression.settings import Settings, parse_window_policy
+from memory_regression.settings import Settings, parse_latency_budget, parse_window_policy
 from tests.conftest import ENTRYPOINT, ROOT, read_outputs
 
 COUNT_STORE = str(ROOT / "examples/stores/count_window.py") + ":CountWindowStore"
@@ -115,7 +115,7 @@ def test_list_names_capabilities_profiles_and_scenarios_without_running_them(tmp
     assert "  lacks token-window: its factory takes no max_tokens (or token_limit, max_token_limit)" in lines
     assert "window sizes: 3" in lines and "window policy: suffix" in lines
     assert any(line.startswith("profile small-4k: 3584 tokens, counter ") for line in lines)
-    assert "scenarios: 24 would run, 11 would be skipped" in lines
+    assert "scenarios: 26 would run, 11 would be skipped" in lines
     assert "  run   test_count_window.py::test_count_window_keeps_last_n[N=3]" in lines
     assert ("  skip  test_token_window.py::test_token_window_keeps_maximal_suffix[small-4k]: store lacks "
             "token-window: its factory takes no max_tokens (or token_limit, max_token_limit)") in lines
@@ -196,6 +196,44 @@ def test_in_an_action_suffix_with_a_rule_is_an_error_naming_the_input(tmp_path):
     assert json.loads((tmp_path / "r/summary.json").read_text())["message"] == (
         "input window-policy 'suffix,start-on-user': suffix is the policy without rules and combines with none: "
         "give it alone, or the rules alone (example: input window-policy start-on-user,keep-system)")
+
+
+BUDGET_EXAMPLE = "(example: --latency-budget-ms append=5,load=10)"
+
+
+@pytest.mark.parametrize("spec, said", [
+    ("append5", f"'append5' is not operation=milliseconds {BUDGET_EXAMPLE}"),
+    ("save=5", f"unknown operation 'save'; the operations are append, load {BUDGET_EXAMPLE}"),
+    ("append=5,append=3", "append is given twice"),
+    ("load=fast", f"load='fast' is not a number of milliseconds above 0 {BUDGET_EXAMPLE}"),
+    ("append=0", f"append='0' is not a number of milliseconds above 0 {BUDGET_EXAMPLE}"),
+    ("append=inf", f"append='inf' is not a number of milliseconds above 0 {BUDGET_EXAMPLE}"),
+    ("append=5,", f"'' is not operation=milliseconds {BUDGET_EXAMPLE}"),
+])
+def test_latency_budget_errors_say_what_to_fix(spec, said):
+    with pytest.raises(UsageError) as caught:
+        parse_latency_budget(spec)
+    assert str(caught.value) == f"--latency-budget-ms {spec!r}: {said}"
+
+
+def test_latency_budget_reaches_the_workers_settings(tmp_path):
+    settings = Settings.from_mapping({"store": "x.py:S", "latency_budget_ms": " load = 10 , append=2.5"}, tmp_path)
+    assert settings.latency_budget_ms == {"load": 10.0, "append": 2.5}
+    assert Settings.from_mapping(settings.values, tmp_path).latency_budget_ms == settings.latency_budget_ms
+    assert Settings.from_mapping({"store": "x.py:S"}, tmp_path).latency_budget_ms == {}
+    assert Settings.from_mapping({"store": "x.py:S", "latency_budget_ms": ""}, tmp_path).latency_budget_ms == {}
+
+
+def test_a_malformed_latency_budget_is_a_usage_error_naming_the_flag_or_the_input(tmp_path):
+    done = runner("--store", COUNT_STORE, "--latency-budget-ms", "append=fast", "--report-dir", "r", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = "latency-budget-ms 'append=fast': append='fast' is not a number of milliseconds above 0"
+    assert f"--{said}" in done.stderr and "Traceback" not in done.stderr
+    assert json.loads((tmp_path / "r/summary.json").read_text())["status"] == "usage error"
+    done = runner(cwd=tmp_path, env=action_environment(tmp_path, store=COUNT_STORE, latency_budget_ms="append=fast",
+                                                       report_dir="r"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert json.loads((tmp_path / "r/summary.json").read_text())["message"].startswith(f"input {said}")
 
 
 def test_groups_name_left_out_and_chosen_ones():

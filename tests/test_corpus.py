@@ -7,8 +7,8 @@ import re
 import pytest
 
 from tests.conftest import ROOT
-from tests.stores import (broken, compaction, concurrency, consistency, expiry, faults, messages, policies, server,
-                          stateful_bugs)
+from tests.stores import (broken, compaction, concurrency, consistency, expiry, faults, footprint, latency, messages,
+                          policies, server, stateful_bugs)
 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
 # groups that take seconds, run only on the broken stores meant for them (-k names them)
@@ -47,7 +47,7 @@ CORRECT_STORES = {
 }
 BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY,
           **concurrency.CAUGHT_BY, **faults.CAUGHT_BY, **server.CAUGHT_BY, **compaction.CAUGHT_BY,
-          **consistency.CAUGHT_BY}
+          **consistency.CAUGHT_BY, **footprint.CAUGHT_BY, **latency.CAUGHT_BY}
 
 
 def suite_scenarios() -> set[str]:
@@ -78,6 +78,9 @@ def stateful_points(summary: dict) -> set[str]:
 
 
 def corpus_args(store: type) -> tuple[str, ...]:
+    """A store's own options (``CORPUS_ARGS``: a latency budget), else its policy's, else the token profiles."""
+    if hasattr(store, "CORPUS_ARGS"):
+        return store.CORPUS_ARGS
     if issubclass(store, policies.PolicyStore):
         return policy_args(",".join(store.RULES))
     if store in consistency.CAUGHT_BY:   # their mirrors never agree: a second is as good as the default 5

@@ -144,3 +144,55 @@ def test_read_at_a_glance(browser, run_suite, tmp_path):
     assert "x" * 100_000 in dom, "the long line is not in the report"
     assert seen["pageWidth"] <= seen["viewportWidth"], \
         f"the page scrolls sideways: {seen['pageWidth']} pixels wide in a {seen['viewportWidth']} pixel window"
+
+
+def test_latency_and_footprint_charts_render_as_inline_svg_with_their_numbers(browser, run_suite, tmp_path):
+    """The charts are inline SVG: no script, no file or address to fetch; the browser draws them
+    (laid out, with a size) and says nothing on its console, and they show summary.json's numbers."""
+    result = run_suite("--store", "tests.stores.footprint:TrimsOnlyWhenLoading", "--groups", "latency,footprint",
+                       "--window-sizes", "4")
+    assert result.exit_code == 1, result.output
+    report = result.report_dir / "report.html"
+    page = report.read_text(encoding="utf-8")
+    probed = report.with_name("charts.html")
+    end = page.rindex("</body>")
+    probed.write_text(page[:end] + CHART_PROBE + page[end:], encoding="utf-8")
+    done = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--enable-logging=stderr", "--v=0",
+         "--window-size=1280,900", "--virtual-time-budget=10000", f"--user-data-dir={tmp_path / 'chromium'}",
+         "--dump-dom", probed.as_uri()], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line and "charts-probe" not in line]
+    assert console == [], "the report wrote to the browser's console:\n" + "\n".join(console)
+    found = re.search(r'<pre id="charts-probe">(.*?)</pre>', done.stdout, re.S)
+    assert found, "the probe did not run"
+    charts = json.loads(html.unescape(found.group(1)))
+    [latency] = result.summary["latency"]
+    [footprint] = result.summary["footprint"]
+    assert [chart["kind"] for chart in charts] == ["memory-latency-chart", "memory-footprint-chart"], charts
+    for chart in charts:
+        assert chart["width"] > 300 and chart["height"] > 50 and chart["bars"] >= 2, chart
+    drawn = charts[0]["text"]
+    for operation in ("append", "load"):
+        for name in ("p50", "p95", "p99"):
+            figure = latency[operation]
+            assert f"{operation} {name}" in drawn
+            assert f"{figure[name + '_ms']:.3f} ms ({figure['ratio_' + name]}× the floor)" in drawn, (operation, name)
+            assert f"floor {figure['floor_' + name + '_ms']:.3f} ms" in drawn
+    assert f"growth {footprint['growth']}× (at most 4×)" in charts[1]["text"]
+    assert "after 4 appends" in charts[1]["text"] and "after 40 appends" in charts[1]["text"]
+
+
+# what the browser made of each chart: its class, rendered size, bars and text
+CHART_PROBE = """<script>
+addEventListener("load", () => setTimeout(() => {
+  const probe = document.createElement("pre");
+  probe.id = "charts-probe";
+  probe.textContent = JSON.stringify([...document.querySelectorAll("svg")].map((svg) => ({
+    kind: svg.getAttribute("class"), width: svg.getBoundingClientRect().width,
+    height: svg.getBoundingClientRect().height, bars: svg.querySelectorAll("rect").length,
+    text: [...svg.querySelectorAll("text")].map((t) => t.textContent).join("\\n")})));
+  document.body.append(probe);
+}));
+</script>"""

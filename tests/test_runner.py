@@ -195,7 +195,7 @@ def test_collect_only_is_not_a_pass(run_suite):
     result = run_suite("--store", GOOD, "--", "--collect-only")
     assert result.exit_code == 2, result.output
     assert result.summary["status"] == "not run"
-    assert "45 scenarios were collected and none was run" in result.summary["message"]
+    assert "47 scenarios were collected and none was run" in result.summary["message"]
 
 
 def test_only_skipped_scenarios_are_not_a_pass(run_suite):
@@ -347,6 +347,13 @@ def test_other_shapes_plug_in(run_suite, spec, level):
     assert result.summary["conformance_level"] == level
 
 
+# the figures the latency and footprint scenarios add to their cases' properties
+FIGURE_PROPERTIES = {
+    "test_append_and_load_latency_against_the_redis_floor": {"append_p95_ms", "append_p95_floor_ratio", "load_p95_ms",
+                                                             "load_p95_floor_ratio"},
+    "test_storage_stays_within_the_window": {"bytes_per_message", "footprint_growth"}}
+
+
 def test_junit_has_properties_per_case(run_suite):
     result = run_suite("--store", "tests.stores.broken:OffByOneTrim", "-k", "not stateful")
     assert result.exit_code == 1
@@ -357,7 +364,9 @@ def test_junit_has_properties_per_case(run_suite):
     by_name = {}
     for case in cases:
         props = {p.name: p.value for p in case.properties()}
-        assert set(props) == {"scenario", "group", "capability", "window", "profile", "backend"}
+        figures = FIGURE_PROPERTIES.get(case.name.partition("[")[0], set())
+        assert set(props) == {"scenario", "group", "capability", "window", "profile", "backend", *figures}
+        assert all(float(props[name]) > 0 for name in figures), props
         assert props["backend"].startswith(("redis ", "valkey "))
         by_name[case.name] = (props, case.result)
     props, outcome = by_name["test_count_window_keeps_last_n[N=5]"]

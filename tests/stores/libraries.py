@@ -150,6 +150,8 @@ class LibraryStore:
     why: str = ""                # what those failures are, checked against the library alone
 
 
+# the footprint scenario: a window applied only to what is read leaves Redis holding every message
+FOOTPRINT = "test_storage_stays_within_the_window"
 WORD_BUDGETS = ("--token-counter", "tests.stores.libraries:words", "--model-profiles", "small-4k,llama-3-8b")
 
 LIBRARY_STORES = (
@@ -159,19 +161,23 @@ LIBRARY_STORES = (
                  "llama_index.storage.chat_store.redis:RedisChatStore"),
     LibraryStore("openai-agents", "RedisSession", "agents.extensions.memory:RedisSession"),
     LibraryStore("llama-index-core", "ChatMemoryBuffer over RedisChatStore",
-                 "tests.stores.libraries:LlamaIndexMemoryBuffer", ("--window-policy", "start-on-user", *WORD_BUDGETS)),
+                 "tests.stores.libraries:LlamaIndexMemoryBuffer", ("--window-policy", "start-on-user", *WORD_BUDGETS),
+                 (FOOTPRINT,), "a known design: ChatMemoryBuffer applies its token limit to the history it returns "
+                 "(get), never to the chat store, so Redis keeps every message of the session"),
     LibraryStore("langchain-classic", "ConversationTokenBufferMemory over RedisChatMessageHistory (without the "
                  "concurrency group: the adapter holds a user message until its answer, one exchange at a time)",
                  # it re-reads and re-counts the whole history at every exchange: the scenario timeout
                  # of 20 s gives the no-silent-cap scenario 5 s of appends (the default, 20 s)
                  "tests.stores.libraries:LangChainTokenBuffer",
                  (*WORD_BUDGETS, "--scenario-timeout", "20", "-k", "not concurrency"),
-                 ("test_token_window_keeps_maximal_suffix",),
+                 ("test_token_window_keeps_maximal_suffix", FOOTPRINT),
                  "a known bug: it prunes a copy of the history, so Redis is never trimmed "
                  "(langchain#5053, #10078, #18303)"),
     LibraryStore("langchain-classic", "ConversationBufferWindowMemory over RedisChatMessageHistory",
                  "tests.stores.libraries:LangChainWindow", (),
                  ("test_count_window_keeps_last_n", "test_random_operations_match_the_model",
-                  "test_concurrent_writers_keep_the_window"),
-                 "a contract mismatch: k counts exchanges, so it keeps 2k messages"),
+                  "test_concurrent_writers_keep_the_window", FOOTPRINT),
+                 "a contract mismatch: k counts exchanges, so it keeps 2k messages; and a known design: the window "
+                 "applies to what it reads (buffer_as_messages), never to the history in Redis, which keeps every "
+                 "message"),
 )

@@ -1,15 +1,36 @@
 """Stores that follow a window policy other than suffix, and broken ones only the window scenarios
 catch, each run with ``--window-policy`` set to its ``RULES``.
 
-They keep every message (RPUSH, a sliding TTL) and apply the window when loading, as llama-index's
-``ChatMemoryBuffer`` and LangChain's ``trim_messages`` do. Each takes a count window and a token
-budget both, so one run checks both window scenarios; in the others both are roomy and nothing is
-trimmed.
+They apply the window when loading, as llama-index's ``ChatMemoryBuffer`` and LangChain's
+``trim_messages`` do, and bound what Redis holds when appending: the leading system message and the
+last N+1 messages after it (one more than the window, so that a load still has a trim to make:
+start-on-user drops leading assistant or tool messages only after a trim, as llama-index does), so
+a load gives what it would over the whole session. Each takes a count window and a token budget
+both, so one run checks both window scenarios; in the others both are roomy and nothing is trimmed.
 """
+
+import json
 
 from tests.stores.correct import ListStore
 
 START_ON_USER, KEEP_SYSTEM = "start-on-user", "keep-system"
+
+# keep the last ARGV[1] elements of the list, and also its first when it starts with ARGV[2] (a
+# system message, as ListStore encodes it) and ARGV[3] is 1: moved in front of them, in one step
+TRIM_STORAGE = """
+local keep, length = tonumber(ARGV[1]), redis.call('LLEN', KEYS[1])
+local first = redis.call('LINDEX', KEYS[1], 0)
+if ARGV[3] == '1' and first and string.sub(first, 1, string.len(ARGV[2])) == ARGV[2] then
+  if length > keep + 1 then
+    redis.call('LSET', KEYS[1], length - keep - 1, first)
+    redis.call('LTRIM', KEYS[1], length - keep - 1, -1)
+  end
+elseif length > keep then
+  redis.call('LTRIM', KEYS[1], length - keep, -1)
+end
+return redis.call('LLEN', KEYS[1])
+"""
+SYSTEM_PREFIX = json.dumps({"role": "system", "content": ""})[:-len('""}')]   # '{"role": "system", "content": '
 
 
 class PolicyStore(ListStore):
@@ -27,7 +48,9 @@ class PolicyStore(ListStore):
         self.count_tokens = count_tokens
 
     def trim(self, pipe, key):
-        """Nothing is trimmed when appending: the window is applied when loading."""
+        """Storage keeps the last N+1 messages, and the leading system message under keep-system: the
+        window itself is applied when loading."""
+        pipe.eval(TRIM_STORAGE, 1, key, self.max_messages + 1, SYSTEM_PREFIX, int(KEEP_SYSTEM in self.RULES))
 
     def cost(self, messages):
         return sum(self.count_tokens(message["content"]) for message in messages)

@@ -1,0 +1,107 @@
+"""Storage footprint: what a session costs the Redis server, and that a window bounds it.
+
+Redis keeps everything in memory, so a store's storage is its users' bill, and a store that trims
+only when it reads grows without bound while every load looks right. The scenario measures the
+session's keys with ``MEMORY USAGE key SAMPLES 0`` (every element counted, exactly), reports the
+bytes stored per message against the content's own size, and checks that a windowed store's
+storage stops growing once its window is full. The figures go to every report (summary.json's
+``footprint``, summary.md's table, junit.xml's properties, report.html). fakeredis has no
+``MEMORY USAGE``: the scenario needs a real server.
+
+Keys without a TTL and keys outside the namespace are the hygiene group's: they stay listed in
+every report, as before.
+"""
+
+import pytest
+
+from memory_regression.capabilities import Capability
+from memory_regression.contract import Message
+
+REAL_SERVER = "MEMORY USAGE, which fakeredis does not have"
+CONTENT_BYTES = 256      # each message's content, ASCII
+GROWTH = 10              # the session gets GROWTH times its window's worth of messages
+BOUND = 4                # ... after which its keys may take at most BOUND times what a full window took
+UNWINDOWED = 20          # messages measured on a store without a window
+TOKEN_SHARE = 8          # under a token budget, a message costs about 1/TOKEN_SHARE of the budget
+
+
+def filler(index: int, size: int) -> Message:
+    """Message ``index``, numbered, of about ``size`` ASCII characters, user and assistant alternating."""
+    head = f"footprint {index + 1:05d} "
+    words = " ".join(["word"] * max(0, (size - len(head)) // 5))
+    return Message("user" if index % 2 == 0 else "assistant", head + words)
+
+
+def kb(size: float) -> str:
+    return f"{size / 1024:,.1f} KB"
+
+
+def token_messages(memory, profile) -> tuple[list[Message], int]:
+    """For a token-windowed store: messages of about an eighth of ``profile``'s budget, as its
+    counter counts them, enough for GROWTH budgets; and how many of the first fit the budget."""
+    count = memory.counter(profile)
+    probe = filler(0, 64 * 5).content
+    size = max(40, round(len(probe) * profile.max_tokens / TOKEN_SHARE / max(count(probe), 1)))
+    messages, costs = [], []
+    while sum(costs) < GROWTH * profile.max_tokens:
+        messages.append(filler(len(messages), size))
+        costs.append(count(messages[-1].content))
+    return messages, max(1, next((k for k in range(len(costs), 0, -1) if sum(costs[:k]) <= profile.max_tokens), 1))
+
+
+@pytest.mark.real_server(REAL_SERVER)
+def test_storage_stays_within_the_window(memory, window):
+    """With a count window N: N messages of 256 bytes are appended and the session's keys measured
+    (``MEMORY USAGE key SAMPLES 0``, summed over every key the store wrote), then 9N more, and the
+    keys measured again: they may take at most 4 times what the first N took (a correct store holds
+    N messages both times; up to about 2N is room for a store that trims in batches, and for Redis
+    changing a list's encoding from one listpack to a quicklist of several). With a token budget
+    and no count window: the same with messages of about an eighth of the smallest profile's
+    budget, measured once the budget's worth is in and after 10 budgets' worth. The bytes stored per
+    message (after the first N, before anything was trimmed) are reported against the content's
+    size; without a window, over 20 messages, and nothing is judged.
+
+    If this fails: the store keeps every message in Redis and applies the window only when it
+    reads (LRANGE the last N, or trim a copy in Python), so the session grows with every turn
+    while each load looks right, until the server runs out of memory. Trim when appending:
+    ``RPUSH`` then ``LTRIM key -N -1`` in one transaction (MULTI/EXEC or a Lua script); under a
+    token budget, drop the oldest messages while the session's total is over it."""
+    if window:
+        store, messages = memory.store(max_messages=window), [filler(i, CONTENT_BYTES) for i in range(GROWTH * window)]
+        first, described = window, f"a window of {window}"
+        name = f"N={window}"
+    elif memory.has(Capability.TOKEN_WINDOW):
+        profile = min(memory.profiles, key=lambda p: p.max_tokens)
+        store, (messages, first) = memory.store(profile=profile), token_messages(memory, profile)
+        described, name = f"a budget of {profile.max_tokens} tokens ({profile.name})", profile.name
+    else:
+        store, messages = memory.store(), [filler(i, CONTENT_BYTES) for i in range(UNWINDOWED)]
+        first, described, name = UNWINDOWED, "", "unwindowed"
+    session = "footprint"
+    for message in messages[:first]:
+        store.add(session, message)
+    before = memory.bytes_used()
+    content = sum(len(m.content.encode()) for m in messages[:first]) / first
+    size = sum(before.values())
+    if not size:
+        pytest.skip(f"after {first} appends the scenario's database holds no key: the store keeps its messages "
+                    "somewhere MEMORY USAGE cannot see, nothing to measure")
+    figures = {"window": name, "messages": first, "keys": len(before), "bytes": size,
+               "bytes_per_message": round(size / first, 1), "content_bytes_per_message": round(content, 1),
+               "overhead_ratio": round(size / first / content, 2) if content else None}
+    if not described:
+        memory.measure("footprint", figures)
+        return
+    for message in messages[first:]:
+        store.add(session, message)
+    after = sum(memory.bytes_used().values())
+    growth = after / size
+    bounded = growth <= BOUND
+    memory.measure("footprint", {**figures, "appends_after": len(messages), "bytes_after": after,
+                                 "growth": round(growth, 2), "bound": BOUND, "bounded": bounded})
+    if not bounded:
+        raise AssertionError(
+            f"after {len(messages)} appends the session's keys hold {kb(after)}, after {first} appends {kb(size)}: "
+            f"{growth:.1f}× for {described} (at most {BOUND}× is allowed); trims only when loading? The store keeps "
+            "every message in Redis and applies the window when it reads, so the session grows with every turn: "
+            "trim when appending (RPUSH then LTRIM in one transaction), so that Redis holds the window")
