@@ -100,8 +100,9 @@ class ScenarioResult:
                     found += [(f"{operation}_p95_ms", str(figures.get("p95_ms"))),
                               (f"{operation}_p95_floor_ratio", str(figures.get("ratio_p95")))]
             elif measured["kind"] == "footprint":
-                found += [("bytes_per_message", str(measured.get("bytes_per_message"))),
-                          ("footprint_growth", str(measured.get("growth")))]
+                found.append(("bytes_per_message", str(measured.get("bytes_per_message"))))
+                if "growth" in measured:   # a window's footprint; the per-message figure has none
+                    found.append(("footprint_growth", str(measured["growth"])))
         return found
 
 

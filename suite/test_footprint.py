@@ -1,12 +1,13 @@
 """Storage footprint: what a session costs the Redis server, and that a window bounds it.
 
 Redis keeps everything in memory, so a store's storage is its users' bill, and a store that trims
-only when it reads grows without bound while every load looks right. The scenario measures the
-session's keys with ``MEMORY USAGE key SAMPLES 0`` (every element counted, exactly), reports the
-bytes stored per message against the content's own size, and checks that a windowed store's
-storage stops growing once its window is full. The figures go to every report (summary.json's
+only when it reads grows without bound while every load looks right. The scenarios measure the
+session's keys with ``MEMORY USAGE key SAMPLES 0`` (every element counted, exactly): every store's
+bytes stored per message against the content's own size, and, for a store with a count window or
+a token budget, that its storage stops growing once its window is full (a failure there costs the
+store that capability, not ``core``). The figures go to every report (summary.json's
 ``footprint``, summary.md's table, junit.xml's properties, report.html). fakeredis has no
-``MEMORY USAGE``: the scenario needs a real server.
+``MEMORY USAGE``: the scenarios need a real server.
 
 Keys without a TTL and keys outside the namespace are the hygiene group's: they stay listed in
 every report, as before.
@@ -14,7 +15,6 @@ every report, as before.
 
 import pytest
 
-from memory_regression.capabilities import Capability
 from memory_regression.contract import Message
 
 REAL_SERVER = "MEMORY USAGE, which fakeredis does not have"
@@ -49,51 +49,32 @@ def token_messages(memory, profile) -> tuple[list[Message], int]:
     return messages, max(1, next((k for k in range(len(costs), 0, -1) if sum(costs[:k]) <= profile.max_tokens), 1))
 
 
-@pytest.mark.real_server(REAL_SERVER)
-def test_storage_stays_within_the_window(memory, window):
-    """With a count window N: N messages of 256 bytes are appended and the session's keys measured
-    (``MEMORY USAGE key SAMPLES 0``, summed over every key the store wrote), then 9N more, and the
-    keys measured again: they may take at most 4 times what the first N took (a correct store holds
-    N messages both times; up to about 2N is room for a store that trims in batches, and for Redis
-    changing a list's encoding from one listpack to a quicklist of several). With a token budget
-    and no count window: the same with messages of about an eighth of the smallest profile's
-    budget, measured once the budget's worth is in and after 10 budgets' worth. The bytes stored per
-    message (after the first N, before anything was trimmed) are reported against the content's
-    size; without a window, over 20 messages, and nothing is judged.
+SESSION = "footprint"
 
-    If this fails: the store keeps every message in Redis and applies the window only when it
-    reads (LRANGE the last N, or trim a copy in Python), so the session grows with every turn
-    while each load looks right, until the server runs out of memory. Trim when appending:
-    ``RPUSH`` then ``LTRIM key -N -1`` in one transaction (MULTI/EXEC or a Lua script); under a
-    token budget, drop the oldest messages while the session's total is over it."""
-    if window:
-        store, messages = memory.store(max_messages=window), [filler(i, CONTENT_BYTES) for i in range(GROWTH * window)]
-        first, described = window, f"a window of {window}"
-        name = f"N={window}"
-    elif memory.has(Capability.TOKEN_WINDOW):
-        profile = min(memory.profiles, key=lambda p: p.max_tokens)
-        store, (messages, first) = memory.store(profile=profile), token_messages(memory, profile)
-        described, name = f"a budget of {profile.max_tokens} tokens ({profile.name})", profile.name
-    else:
-        store, messages = memory.store(), [filler(i, CONTENT_BYTES) for i in range(UNWINDOWED)]
-        first, described, name = UNWINDOWED, "", "unwindowed"
-    session = "footprint"
-    for message in messages[:first]:
-        store.add(session, message)
-    before = memory.bytes_used()
-    content = sum(len(m.content.encode()) for m in messages[:first]) / first
-    size = sum(before.values())
+
+def measured(memory, store, messages: list[Message], name: str) -> tuple[dict, int]:
+    """Append ``messages`` to one session and measure its keys: the figures (bytes per message
+    against the content's size) and the bytes stored."""
+    for message in messages:
+        store.add(SESSION, message)
+    used = memory.bytes_used()
+    size = sum(used.values())
     if not size:
-        pytest.skip(f"after {first} appends the scenario's database holds no key: the store keeps its messages "
-                    "somewhere MEMORY USAGE cannot see, nothing to measure")
-    figures = {"window": name, "messages": first, "keys": len(before), "bytes": size,
-               "bytes_per_message": round(size / first, 1), "content_bytes_per_message": round(content, 1),
-               "overhead_ratio": round(size / first / content, 2) if content else None}
-    if not described:
-        memory.measure("footprint", figures)
-        return
+        pytest.skip(f"after {len(messages)} appends the scenario's database holds no key: the store keeps its "
+                    "messages somewhere MEMORY USAGE cannot see, nothing to measure")
+    content = sum(len(m.content.encode()) for m in messages) / len(messages)
+    return {"window": name, "messages": len(messages), "keys": len(used), "bytes": size,
+            "bytes_per_message": round(size / len(messages), 1), "content_bytes_per_message": round(content, 1),
+            "overhead_ratio": round(size / len(messages) / content, 2)}, size
+
+
+def check_bounded(memory, store, messages: list[Message], first: int, name: str, described: str) -> None:
+    """Fill the window with the first ``first`` messages and measure, append the rest and measure
+    again: the session may then take at most BOUND times what the full window took."""
+    __tracebackhide__ = True
+    figures, size = measured(memory, store, messages[:first], name)
     for message in messages[first:]:
-        store.add(session, message)
+        store.add(SESSION, message)
     after = sum(memory.bytes_used().values())
     growth = after / size
     bounded = growth <= BOUND
@@ -105,3 +86,50 @@ def test_storage_stays_within_the_window(memory, window):
             f"{growth:.1f}× for {described} (at most {BOUND}× is allowed); trims only when loading? The store keeps "
             "every message in Redis and applies the window when it reads, so the session grows with every turn: "
             "trim when appending (RPUSH then LTRIM in one transaction), so that Redis holds the window")
+
+
+@pytest.mark.real_server(REAL_SERVER)
+def test_bytes_stored_per_message(memory):
+    """Twenty messages of 256 bytes go into one session of a store with a roomy window, and the
+    session's keys are measured (``MEMORY USAGE key SAMPLES 0``, summed over every key the store
+    wrote): the bytes stored per message against the content's own size, a figure of every report.
+    Nothing is judged by size; the scenario is skipped when the store wrote no key to measure.
+
+    If it fails: an append raised; the failure shows which."""
+    messages = [filler(i, CONTENT_BYTES) for i in range(UNWINDOWED)]
+    figures, _ = measured(memory, memory.store(), messages, "unwindowed")
+    memory.measure("footprint", figures)
+
+
+@pytest.mark.requires("count-window")
+@pytest.mark.real_server(REAL_SERVER)
+def test_storage_stays_within_the_window(memory, window):
+    """With a count window N: N messages of 256 bytes are appended and the session's keys measured
+    (``MEMORY USAGE key SAMPLES 0``, summed over every key the store wrote), then 9N more, and the
+    keys measured again: they may take at most 4 times what the first N took (a correct store holds
+    N messages both times; up to about 2N is room for a store that trims in batches, and for Redis
+    changing a list's encoding from one listpack to a quicklist of several).
+
+    If this fails: the store keeps every message in Redis and applies the window only when it
+    reads (LRANGE the last N, or trim a copy in Python), so the session grows with every turn
+    while each load looks right, until the server runs out of memory. Trim when appending:
+    ``RPUSH`` then ``LTRIM key -N -1`` in one transaction (MULTI/EXEC or a Lua script)."""
+    messages = [filler(i, CONTENT_BYTES) for i in range(GROWTH * window)]
+    check_bounded(memory, memory.store(max_messages=window), messages, window, f"N={window}",
+                  f"a window of {window}")
+
+
+@pytest.mark.requires("token-window")
+@pytest.mark.real_server(REAL_SERVER)
+def test_storage_stays_within_the_token_budget(memory):
+    """With a token budget: messages of about an eighth of the smallest profile's budget (as the
+    store is told to count) are appended until the budget is full and the session's keys measured,
+    then until ten budgets' worth went in, and measured again: at most 4 times the first.
+
+    If this fails: the store keeps every message in Redis and drops the oldest only from what it
+    returns, so the session grows with every turn. Drop the oldest messages from Redis while the
+    session's total is over the budget, in the append's transaction or script."""
+    profile = min(memory.profiles, key=lambda p: p.max_tokens)
+    messages, first = token_messages(memory, profile)
+    check_bounded(memory, memory.store(profile=profile), messages, first, profile.name,
+                  f"a budget of {profile.max_tokens} tokens ({profile.name})")

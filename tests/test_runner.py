@@ -195,7 +195,7 @@ def test_collect_only_is_not_a_pass(run_suite):
     result = run_suite("--store", GOOD, "--", "--collect-only")
     assert result.exit_code == 2, result.output
     assert result.summary["status"] == "not run"
-    assert "47 scenarios were collected and none was run" in result.summary["message"]
+    assert "50 scenarios were collected and none was run" in result.summary["message"]
 
 
 def test_only_skipped_scenarios_are_not_a_pass(run_suite):
@@ -351,7 +351,8 @@ def test_other_shapes_plug_in(run_suite, spec, level):
 FIGURE_PROPERTIES = {
     "test_append_and_load_latency_against_the_redis_floor": {"append_p95_ms", "append_p95_floor_ratio", "load_p95_ms",
                                                              "load_p95_floor_ratio"},
-    "test_storage_stays_within_the_window": {"bytes_per_message", "footprint_growth"}}
+    "test_storage_stays_within_the_window": {"bytes_per_message", "footprint_growth"},
+    "test_bytes_stored_per_message": {"bytes_per_message"}}
 
 
 def test_junit_has_properties_per_case(run_suite):
@@ -407,7 +408,8 @@ def test_summary_files_agree(run_suite):
     assert row["cells"] == {"N=5": "failed", "N=20": "failed"}
     scenarios = summary["capability_scenarios"]
     assert scenarios["count-window"] == ["test_compaction_keeps_the_window", "test_concurrent_writers_keep_the_window",
-                                         "test_count_window_keeps_last_n", "test_window_leaves_no_orphaned_tool_result"]
+                                         "test_count_window_keeps_last_n", "test_storage_stays_within_the_window",
+                                         "test_window_leaves_no_orphaned_tool_result"]
     assert scenarios["clear"] == ["test_clear_empties_only_that_session", "test_clear_leaves_no_keys"]
     assert "test_round_trip_keeps_role_content_and_order" in scenarios["core"]
 

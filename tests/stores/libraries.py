@@ -150,8 +150,9 @@ class LibraryStore:
     why: str = ""                # what those failures are, checked against the library alone
 
 
-# the footprint scenario: a window applied only to what is read leaves Redis holding every message
+# the footprint scenarios: a window applied only to what is read leaves Redis holding every message
 FOOTPRINT = "test_storage_stays_within_the_window"
+TOKEN_FOOTPRINT = "test_storage_stays_within_the_token_budget"
 WORD_BUDGETS = ("--token-counter", "tests.stores.libraries:words", "--model-profiles", "small-4k,llama-3-8b")
 
 LIBRARY_STORES = (
@@ -162,7 +163,7 @@ LIBRARY_STORES = (
     LibraryStore("openai-agents", "RedisSession", "agents.extensions.memory:RedisSession"),
     LibraryStore("llama-index-core", "ChatMemoryBuffer over RedisChatStore",
                  "tests.stores.libraries:LlamaIndexMemoryBuffer", ("--window-policy", "start-on-user", *WORD_BUDGETS),
-                 (FOOTPRINT,), "a known design: ChatMemoryBuffer applies its token limit to the history it returns "
+                 (TOKEN_FOOTPRINT,), "a known design: ChatMemoryBuffer applies its token limit to the history it returns "
                  "(get), never to the chat store, so Redis keeps every message of the session"),
     LibraryStore("langchain-classic", "ConversationTokenBufferMemory over RedisChatMessageHistory (without the "
                  "concurrency group: the adapter holds a user message until its answer, one exchange at a time)",
@@ -170,7 +171,7 @@ LIBRARY_STORES = (
                  # of 20 s gives the no-silent-cap scenario 5 s of appends (the default, 20 s)
                  "tests.stores.libraries:LangChainTokenBuffer",
                  (*WORD_BUDGETS, "--scenario-timeout", "20", "-k", "not concurrency"),
-                 ("test_token_window_keeps_maximal_suffix", FOOTPRINT),
+                 ("test_token_window_keeps_maximal_suffix", TOKEN_FOOTPRINT),
                  "a known bug: it prunes a copy of the history, so Redis is never trimmed "
                  "(langchain#5053, #10078, #18303)"),
     LibraryStore("langchain-classic", "ConversationBufferWindowMemory over RedisChatMessageHistory",
