@@ -2,10 +2,11 @@
 catch, each run with ``--window-policy`` set to its ``RULES``.
 
 They apply the window when loading, as llama-index's ``ChatMemoryBuffer`` and LangChain's
-``trim_messages`` do, and bound what Redis holds when appending: the leading system message and the
-last N+1 messages after it (one more than the window, so that a load still has a trim to make:
-start-on-user drops leading assistant or tool messages only after a trim, as llama-index does), so
-a load gives what it would over the whole session. Each takes a count window and a token budget
+``trim_messages`` do, and bound what Redis holds when appending: the leading system message, and
+after it the newest messages up to one more than either limit allows (N+1 messages, or up to the
+first that takes the total over the token budget), so that a load still has a trim to make
+(start-on-user drops leading assistant or tool messages only after a trim, as llama-index does) and
+gives what it would over the whole session. Each takes a count window and a token budget
 both, so one run checks both window scenarios; in the others both are roomy and nothing is trimmed.
 """
 
@@ -15,18 +16,22 @@ from tests.stores.correct import ListStore
 
 START_ON_USER, KEEP_SYSTEM = "start-on-user", "keep-system"
 
-# keep the last ARGV[1] elements of the list, and also its first when it starts with ARGV[2] (a
-# system message, as ListStore encodes it) and ARGV[3] is 1: moved in front of them, in one step
+# each element is "<tokens>|<json>". Keep the newest elements until ARGV[1] are kept or their tokens
+# are over ARGV[2] (the element that takes them over is kept too), and the first element when ARGV[4]
+# is 1 and its JSON starts with ARGV[3] (a system message, as ListStore encodes it), in one step
 TRIM_STORAGE = """
-local keep, length = tonumber(ARGV[1]), redis.call('LLEN', KEYS[1])
-local first = redis.call('LINDEX', KEYS[1], 0)
-if ARGV[3] == '1' and first and string.sub(first, 1, string.len(ARGV[2])) == ARGV[2] then
-  if length > keep + 1 then
-    redis.call('LSET', KEYS[1], length - keep - 1, first)
-    redis.call('LTRIM', KEYS[1], length - keep - 1, -1)
-  end
-elseif length > keep then
-  redis.call('LTRIM', KEYS[1], length - keep, -1)
+local keep, budget = tonumber(ARGV[1]), tonumber(ARGV[2])
+local items = redis.call('LRANGE', KEYS[1], 0, -1)
+local function json(item) return string.sub(item, string.find(item, '|', 1, true) + 1) end
+local pinned = ARGV[4] == '1' and #items > 0 and string.sub(json(items[1]), 1, string.len(ARGV[3])) == ARGV[3]
+local first, start, kept, tokens = pinned and 2 or 1, #items + 1, 0, 0
+while start > first and kept < keep and tokens <= budget do
+  start = start - 1
+  kept, tokens = kept + 1, tokens + tonumber(string.match(items[start], '^(%d+)|'))
+end
+if start > first then
+  if pinned then redis.call('LSET', KEYS[1], start - 2, items[1]) end
+  redis.call('LTRIM', KEYS[1], pinned and start - 2 or start - 1, -1)
 end
 return redis.call('LLEN', KEYS[1])
 """
@@ -47,10 +52,17 @@ class PolicyStore(ListStore):
         self.max_tokens = max_tokens
         self.count_tokens = count_tokens
 
+    def encode(self, role, content):
+        return f"{self.count_tokens(content)}|{super().encode(role, content)}"
+
+    def decode(self, raw):
+        return super().decode(raw.partition("|")[2])
+
     def trim(self, pipe, key):
-        """Storage keeps the last N+1 messages, and the leading system message under keep-system: the
-        window itself is applied when loading."""
-        pipe.eval(TRIM_STORAGE, 1, key, self.max_messages + 1, SYSTEM_PREFIX, int(KEEP_SYSTEM in self.RULES))
+        """Storage keeps one message more than the window's limits, and the leading system message
+        under keep-system: the window itself is applied when loading."""
+        pipe.eval(TRIM_STORAGE, 1, key, self.max_messages + 1, self.max_tokens, SYSTEM_PREFIX,
+                  int(KEEP_SYSTEM in self.RULES))
 
     def cost(self, messages):
         return sum(self.count_tokens(message["content"]) for message in messages)
