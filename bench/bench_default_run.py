@@ -22,12 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-STORES = {
-    "count window": ["--store", "examples/stores/count_window.py:CountWindowStore"],
-    "token window": ["--store", "examples/stores/token_window.py:TokenWindowStore",
-                     "--token-counter", "examples/stores/token_window.py:message_tokens"],
-    "async": ["--store", "examples/stores/async_store.py:AsyncChatMemory"],
-}
+from example_stores import EXAMPLE_STORES as STORES  # noqa: E402  (bench/, the script's directory)
 
 
 WORKERS = {"2 workers (default)": [], "1 worker": ["-n", "1"], "in the runner": ["-n", "0"]}

@@ -21,14 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_TIMEOUT_S = 600
-STORES = {
-    "count window": ["--store", "examples/stores/count_window.py:CountWindowStore"],
-    "token window": ["--store", "examples/stores/token_window.py:TokenWindowStore",
-                     "--token-counter", "examples/stores/token_window.py:message_tokens"],
-    "async": ["--store", "examples/stores/async_store.py:AsyncChatMemory"],
-    "compacting": ["--store", "examples/stores/compacting.py:CompactingStore"],
-    "two backends": ["--store", "examples/stores/two_backends.py:TwoBackendStore"],
-}
+from example_stores import EXAMPLE_STORES as STORES  # noqa: E402  (bench/, the script's directory)
 EXPECTED = {"passed", "skipped"}
 
 
