@@ -249,7 +249,8 @@ def check_window_after_compaction(memory, store, turns: list[Message], first: in
                     "summary by its own group")
         return
     weight = "one message" if window.unit == "message" else "its tokens"
-    how = (f"the summary counts toward the {window.name} as {weight}" if in_window else f"summary_in_window = False: the summary stays first, outside the {window.name}")
+    how = (f"the summary counts toward the {window.name} as {weight}" if in_window
+           else f"summary_in_window = False: the summary stays first, outside the {window.name}")
     session = history[1:]
     for count, message in enumerate(turns[first:], 1):
         session.append(store.add(SESSION, message))

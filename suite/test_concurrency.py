@@ -14,68 +14,12 @@ import math
 import pytest
 
 from memory_regression.contract import Message
-from memory_regression.reference import SUFFIX, messages
+from memory_regression.reference import SUFFIX, burst, check_burst, foreign_or_repeated, listed, messages, out_of_run
 
 WRITERS = 4
 EACH = 25            # messages per writer: the unwindowed burst is 100 appends
 READERS = 2
 REAL_SERVER = "writers racing on one session over separate connections"
-
-
-def burst(prefix: str, each: int) -> list[list[Message]]:
-    """Each writer's messages, in its order: user and assistant alternate, as in a conversation."""
-    return [[Message("user" if i % 2 == 0 else "assistant", f"{prefix} writer {w + 1} #{i + 1}")
-             for i in range(each)] for w in range(WRITERS)]
-
-
-def whose(message: Message, writers: list[list[Message]]) -> tuple[int, int] | None:
-    """(writer, index) of ``message`` among the writers' messages, or None if none appended it."""
-    for w, sent in enumerate(writers):
-        if message in sent:
-            return w, sent.index(message)
-    return None
-
-
-def foreign_or_repeated(history: list[Message], writers: list[list[Message]]) -> str | None:
-    """A message in ``history`` that no writer appended, or one that is there twice, in store terms."""
-    for position, message in enumerate(history):
-        if whose(message, writers) is None:
-            return f"the history holds {message.describe()} at position {position + 1}, which no writer appended"
-        if history.index(message) != position:
-            return (f"{message.describe()} is in the history twice (positions {history.index(message) + 1} and "
-                    f"{position + 1}): one append stored it twice (a retried write, or a writer that re-saved "
-                    "what it read)")
-    return None
-
-
-def out_of_run(history: list[Message], writers: list[list[Message]]) -> str | None:
-    """Where ``history`` holds a writer's messages that are not consecutive and in its order: a
-    suffix of the session holds, of each writer, a run of consecutive messages."""
-    for w, sent in enumerate(writers):
-        indices = [whose(m, writers)[1] for m in history if whose(m, writers)[0] == w]
-        for before, after in zip(indices, indices[1:]):
-            if after != before + 1:
-                return (f"writer {w + 1}'s message #{after + 1} follows its #{before + 1}"
-                        + (f", and its #{before + 2} is missing" if after > before + 1 else ", out of order"))
-    return None
-
-
-def listed(history: list[Message]) -> str:
-    return "\n".join(f"{i + 1:>4}  {m.describe()}" for i, m in enumerate(history))
-
-
-def check_burst(history: list[Message], writers: list[list[Message]], how: str) -> None:
-    """Every message the writers appended is in ``history`` exactly once, each writer's in its order."""
-    appended = [message for sent in writers for message in sent]
-    problem = foreign_or_repeated(history, writers)
-    lost = [message for message in appended if message not in history]
-    if lost:
-        problem = (f"lost {messages(len(lost))} of {len(appended)} appended by {WRITERS} writers at once "
-                   f"({how}), first {lost[0].describe()}: appends that overlap overwrite each other "
-                   "(a lost update)")
-    problem = problem or out_of_run(history, writers)
-    if problem:
-        raise AssertionError(f"{problem}\nthe history ({messages(len(history))}):\n{listed(history)}")
 
 
 @pytest.mark.real_server(REAL_SERVER)
@@ -95,11 +39,11 @@ def test_concurrent_writers_lose_nothing(memory):
     appending, the store cannot be built again in a fresh process from --store (it depends on state
     set up by the process that imported it)."""
     store = memory.store()
-    threads = burst("race", EACH)
+    threads = burst("race", WRITERS, EACH)
     memory.concurrently(store, "race", threads)
     check_burst(store.load("race"), threads,
                 "tasks on one event loop" if store.binding.is_async else "threads sharing one store")
-    processes = burst("process race", EACH)
+    processes = burst("process race", WRITERS, EACH)
     memory.in_processes(store, "process race", processes)
     check_burst(store.load("process race"), processes, "processes, each with a store of its own")
 
@@ -122,10 +66,10 @@ def test_concurrent_writers_keep_the_window(memory, window):
     own process, which the other processes do not see."""
     store = memory.store(max_messages=window)
     each = max(EACH, math.ceil(2 * window / WRITERS))
-    threads = burst("window", each)
+    threads = burst("window", WRITERS, each)
     check_window(store, "window", window, threads, memory.concurrently(store, "window", threads, readers=READERS),
                  "tasks on one event loop" if store.binding.is_async else "threads sharing one store", memory)
-    processes = burst("process window", each)
+    processes = burst("process window", WRITERS, each)
     check_window(store, "process window", window, processes,
                  memory.in_processes(store, "process window", processes, readers=READERS),
                  "processes, each with a store of its own", memory)

@@ -14,14 +14,12 @@ import statistics
 import pytest
 
 from memory_regression.capabilities import Capability
-from memory_regression.reference import HistoryMismatch, assert_history, count_window, expected_count_window, \
-    messages, window_problem
-
-from .test_concurrency import burst, check_burst
+from memory_regression.reference import HistoryMismatch, assert_history, burst, check_burst, count_window, \
+    expected_count_window, messages, window_problem
 
 SESSIONS = 3         # sessions written at once, one writer each, per window size
 EACH = 20            # messages per writer (at least 2N, so that the window trims)
-SHARED_WRITERS = 4   # writers of the one session of the second scenario (test_concurrency's burst)
+SHARED_WRITERS = 4   # writers of the one session of the second scenario
 
 
 def agreed_finding(wait, what: str) -> str:
@@ -69,7 +67,7 @@ def test_backends_agree_after_concurrent_writes(memory):
         store = memory.store(max_messages=window) if window else memory.store()
         label = f"N={window}" if window else "unwindowed"
         sessions = [f"consistency {label} session {k + 1}" for k in range(SESSIONS)]
-        writers = burst(f"{label} consistency", max(EACH, 2 * (window or 0)))[:SESSIONS]
+        writers = burst(f"{label} consistency", SESSIONS, max(EACH, 2 * (window or 0)))
         memory.concurrently(store, sessions[0], writers, sessions=sessions)
         wait = memory.until_consistent(store, sessions)
         check_agreed(memory, wait, store, f"{label}, {SESSIONS} sessions written at once by a writer each")
@@ -98,7 +96,7 @@ def test_backends_agree_when_writers_share_a_session(memory):
     the history is wrong once it holds: the store reads from a mirror that lost or reordered
     messages while its consistent_state says the backends agree."""
     store = memory.store()
-    writers = burst("shared consistency", 25)[:SHARED_WRITERS]
+    writers = burst("shared consistency", SHARED_WRITERS, 25)
     memory.concurrently(store, "shared", writers)
     wait = memory.until_consistent(store, ["shared"])
     check_agreed(memory, wait, store, f"one session written at once by {SHARED_WRITERS} writers")
