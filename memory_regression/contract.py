@@ -102,6 +102,10 @@ class Message:
     def extra(self) -> dict[str, Any]:
         return json.loads(self.fields) if self.fields else {}
 
+    def plain(self) -> "Message":
+        """Its role and content only, as a store that takes no more gives it back."""
+        return Message(self.role, self.content)
+
     def as_dict(self) -> dict[str, Any]:
         """The message as an OpenAI chat-completions dict."""
         return {"role": self.role, "content": self.content, **self.extra()}
@@ -601,7 +605,7 @@ class StoreAdapter:
         __tracebackhide__ = True
         if self.binding.append_form is AppendForm.ROLE_CONTENT:
             yield from self._invoke(session_id, self.binding.append_method, message.role, message.content)
-            return Message(message.role, message.content)
+            return message.plain()
         encoded = self.binding.codec.encode(message.as_dict())
         if self.binding.append_form is AppendForm.MESSAGES:
             yield from self._invoke(session_id, self.binding.append_method, encoded)
@@ -640,7 +644,7 @@ class StoreAdapter:
     def _as_given_back(self, messages: list[Message], encoded: list) -> list[Message]:
         """``messages``, appended as ``encoded``, as a correct store gives them back."""
         if not self.binding.codec.carries_fields:
-            return [Message(m.role, m.content) for m in messages]
+            return [message.plain() for message in messages]
         return normalize_history(self.binding.codec.decode(encoded), fields=True)
 
     def _load(self, session_id: str) -> Generator[Any, Any, list[Message]]:
@@ -676,6 +680,7 @@ class StoreAdapter:
         if not self.binding.compact_method:
             raise UsageError("the store has no compact method")
         self._run_steps(self._invoke(session_id, self.binding.compact_method))
+
     def consistent(self, session_id: str) -> Any:
         """What the store's consistent_state says of ``session_id`` (True once its backends agree)."""
         __tracebackhide__ = True

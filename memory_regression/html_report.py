@@ -96,8 +96,8 @@ def html_summary(summary: RunSummary) -> list[str]:
 
 def figures_html(summary: RunSummary) -> list[str]:
     """The latency and footprint figures: a chart per latency figure (each percentile of append and
-    load beside the Redis floor's) and per footprint figure (the session's bytes after the window
-    and after ten windows' worth, against the bound), drawn as inline SVG, so that the report stays
+    load beside the Redis floor's) and per footprint figure (the session's bytes after its first
+    messages and after the rest, against the bound), drawn as inline SVG, so that the report stays
     one self-contained file that needs no script; and a table of the footprint figures."""
     parts = []
     latency, footprint = summary.measured("latency"), summary.measured("footprint")
@@ -108,7 +108,8 @@ def figures_html(summary: RunSummary) -> list[str]:
         parts.append("<div class='memory-charts'>" + "".join(_latency_chart(entry) for entry in latency) + "</div>")
     if footprint:
         parts.append("<h3>Storage footprint</h3><p>MEMORY USAGE (SAMPLES 0) of the session's keys after its first "
-                     "messages (a full window) and after ten windows' worth; the red line is the most allowed.</p>")
+                     "messages (a full window; 10 under a roomy one) and after the rest (ten windows' worth; twice "
+                     "the messages); the red line is the most allowed.</p>")
         parts.append("<table class='memory-figures memory-footprint'><tr><th>where</th><th>messages</th><th>bytes</th>"
                      "<th>per message</th><th>content per message</th><th>overhead</th><th>growth</th></tr>" + "".join(
                          "<tr>" + "".join(f"<td>{html.escape(text)}</td>" for text in (

@@ -464,13 +464,13 @@ def compaction_problem(before: Sequence[Message], history: Sequence[Message]) ->
     first, whose content is exactly the summariser's text, covering the oldest messages of ``before``,
     followed by the rest of ``before``, each message exactly once, in order. A session of one message
     may stay as it was; a longer one must have at least one message summarised."""
-    before, history = [_plain(m) for m in before], list(history)
+    before, history = [m.plain() for m in before], list(history)
     if not history:
         return f"compact left the session empty: the {messages(len(before))} it held are lost"
-    if [_plain(m) for m in history] == before:
+    if [m.plain() for m in history] == before:
         return (None if len(before) < 2 else
                 f"compact left the history as it was ({messages(len(before))}): nothing was summarised")
-    first, rest = history[0], [_plain(m) for m in history[1:]]
+    first, rest = history[0], [m.plain() for m in history[1:]]
     covered = summarised(first.content)
     if covered is None:
         if SUMMARY_MARK in first.content:
@@ -478,9 +478,9 @@ def compaction_problem(before: Sequence[Message], history: Sequence[Message]) ->
                     f"({first.describe()})")
         place = next((i for i, m in enumerate(history) if summarised(m.content) is not None), None)
         if place is None:
-            return f"the history holds no summary, and {diagnose(before, [_plain(m) for m in history], before)}"
+            return f"the history holds no summary, and {diagnose(before, [m.plain() for m in history], before)}"
         inside = summarised(history[place].content)
-        stale = [m for m in history[:place] if _plain(m) in inside]
+        stale = [m for m in history[:place] if m.plain() in inside]
         return (f"the summary is not the first message but message {place + 1} of the history"
                 + (f", after {messages(len(stale))} it covers: the originals it replaced were not all removed "
                    "(duplicates)" if stale else ""))
@@ -505,10 +505,6 @@ def compaction_problem(before: Sequence[Message], history: Sequence[Message]) ->
         return (f"the summary does not cover the oldest messages of the session in order (it covers "
                 f"{', '.join(_number(m, before) for m in covered[:4])}{' ...' if len(covered) > 4 else ''})")
     return "the messages after the summary are not the rest of the session in order"
-
-
-def _plain(message: Message) -> Message:
-    return Message(message.role, message.content)
 
 
 def expected_after_compaction(before: Sequence[Message], history: Sequence[Message]) -> list[Message]:

@@ -211,8 +211,9 @@ def render_figures_markdown(summary: RunSummary) -> list[str]:
     footprint = summary.measured("footprint")
     if footprint:
         lines += ["", "### Storage footprint", "",
-                  "MEMORY USAGE (SAMPLES 0) of the session's keys after its first messages (a full window), per "
-                  "message against the content's size, and after ten windows' worth.", "",
+                  "MEMORY USAGE (SAMPLES 0) of the session's keys after its first messages (a full window; 10 under "
+                  "a roomy one), per message against the content's size, and after the rest (ten windows' worth; "
+                  "twice the messages).", "",
                   "| where | messages | bytes | per message | content per message | overhead | growth |",
                   "|---|---|---|---|---|---|---|"]
         for entry in footprint:

@@ -214,11 +214,8 @@ def parse_latency_budget(spec: Any) -> dict[str, float]:
                              f"{', '.join(LATENCY_OPERATIONS)} {example}")
         if name in budget:
             raise UsageError(f"--latency-budget-ms {spec!r}: {name} is given twice")
-        try:
-            milliseconds = float(value)
-        except ValueError:
-            milliseconds = math.nan
-        if not math.isfinite(milliseconds) or milliseconds <= 0:
+        milliseconds = positive_number(value)
+        if milliseconds is None:
             raise UsageError(f"--latency-budget-ms {spec!r}: {name}={value!r} is not a number of milliseconds "
                              f"above 0 {example}")
         budget[name] = milliseconds
@@ -227,10 +224,16 @@ def parse_latency_budget(spec: Any) -> dict[str, float]:
 
 def parse_timeout(spec: Any, flag: str) -> float:
     """``--call-timeout``, ``--scenario-timeout``, ``--consistency-timeout``: a finite number of seconds above 0."""
-    try:
-        timeout = float(spec)
-    except (TypeError, ValueError):
-        timeout = math.nan
-    if not math.isfinite(timeout) or timeout <= 0:
+    timeout = positive_number(spec)
+    if timeout is None:
         raise UsageError(f"{flag} {spec!r}: give a number of seconds above 0 (example: 30)")
     return timeout
+
+
+def positive_number(spec: Any) -> float | None:
+    """``spec`` as a finite number above 0, or None when it is not one."""
+    try:
+        number = float(spec)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and number > 0 else None

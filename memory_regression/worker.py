@@ -282,7 +282,6 @@ class ScenarioContext:
         self._loop = asyncio.Runner() if self._binding.is_async else None
         self._stores: list[Any] = []
         self._clients: list[Any] = []
-        self._raw_clients: list[Any] = []
         self._recipes: dict[StoreAdapter, StoreRecipe] = {}
         self._servers: list[ScenarioServer] = []
         self.findings: list[str] = []
@@ -340,8 +339,7 @@ class ScenarioContext:
         __tracebackhide__ = True
         recipe = StoreRecipe(self._worker.settings, self._connection.endpoint, self.namespace, max_messages,
                              profile, ttl, self.data_dir, summarize)
-        client = self._connection.client(asynchronous=self._binding.is_async)
-        self._clients.append(client)
+        client = self.raw_client()
         counter = self._counter_of(recipe)
 
         def build(session_id: str | None) -> Any:
@@ -362,7 +360,8 @@ class ScenarioContext:
         async store), as another replica of a service appends while this one is busy: it runs while
         the scenario's thread (and loop) is held, inside a call of the store. Returns the future of
         the appends; the store instance and its client are closed when they are done."""
-        recipe, counter = self._recipes[store], self._counter_of(self._recipes[store])
+        recipe = self._recipes[store]
+        counter = self._counter_of(recipe)
 
         def append() -> None:
             __tracebackhide__ = True   # a store's exception shows the store's frames, not these
@@ -381,13 +380,15 @@ class ScenarioContext:
             return pool.submit(append)
         finally:
             pool.shutdown(wait=False)
+
     def raw_client(self) -> Any:
-        """A redis-py client on the scenario's database, of the kind the store's is (``redis.asyncio``
-        for an async store, whose calls then go through :meth:`run_awaitable` as the store's do; a
-        RedisCluster on a cluster): the one the latency scenario measures Redis' own round trips with."""
+        """A new redis-py client on the scenario's database, of the kind the store's is
+        (``redis.asyncio`` for an async store, whose calls then go through :meth:`run_awaitable` as
+        the store's do; a RedisCluster on a cluster), closed with the scenario: what each store is
+        built on, and what the latency scenario measures Redis' own round trips with."""
         __tracebackhide__ = True
         client = self._connection.client(asynchronous=self._binding.is_async)
-        self._raw_clients.append(client)
+        self._clients.append(client)
         return client
 
     def bytes_used(self) -> dict[str, int]:
@@ -716,7 +717,7 @@ class ScenarioContext:
         try:
             for instance in self._stores:
                 close_quietly(instance, self.run_awaitable)
-            for client in [*self._clients, *self._raw_clients]:
+            for client in self._clients:
                 try:
                     if self._binding.is_async:
                         self.run_awaitable(client.aclose())

@@ -431,8 +431,9 @@ def test_summary_md_has_a_latency_and_a_footprint_table():
         "| N=5 | 200 | 0.200 / 0.400 / 0.500 | 0.100 / 0.100 / 0.100 | 2× / 4× | 0.300 / 0.600 / 0.900 | "
         "0.200 / 0.200 / 0.200 | 1.5× / 3× | append 5 ms |", "",
         "### Storage footprint", "",
-        "MEMORY USAGE (SAMPLES 0) of the session's keys after its first messages (a full window), per message "
-        "against the content's size, and after ten windows' worth.", "",
+        "MEMORY USAGE (SAMPLES 0) of the session's keys after its first messages (a full window; 10 under a roomy "
+        "one), per message against the content's size, and after the rest (ten windows' worth; twice the "
+        "messages).", "",
         "| where | messages | bytes | per message | content per message | overhead | growth |",
         "|---|---|---|---|---|---|---|",
         "| N=5 | 5 | 1.7 KB | 340 B | 255 B | 1.33× | 15.2 KB after 50 appends: 9.18× (at most 4×) |",
