@@ -281,6 +281,7 @@ class StoreBinding:
     append_form: AppendForm = AppendForm.ROLE_CONTENT
     codec: MessageCodec = field(default=ROLE_AND_CONTENT)
     framework: str | None = None         # the framework whose interface the store implements
+    unfilled: dict[str, Any] = field(default_factory=dict)   # parameters left at their defaults: name -> default
 
     def accepts(self, canonical: str) -> bool:
         return canonical in self.parameters
@@ -310,52 +311,70 @@ class StoreBinding:
         return {own: values[canonical] for canonical, own in self.parameters.items()}
 
 
-def inspect_parameters(spec: str, factory: Any) -> tuple[dict[str, str], bool]:
-    """Map the factory's parameters onto the contract; reject required ones outside it."""
+def contract_parameter(name: str) -> str | None:
+    """The canonical contract parameter ``name`` is, or is an alias of; None if neither."""
+    for canonical, (aliases, _meaning) in STORE_PARAMETERS.items():
+        if name in (canonical, *aliases):
+            return canonical
+    return None
+
+
+def inspect_parameters(spec: str, factory: Any, mapping: dict[str, str] | None = None
+                       ) -> tuple[dict[str, str], bool, dict[str, Any]]:
+    """Map the factory's parameters onto the contract, by name or by ``mapping`` (``--store-params``:
+    the factory's own name -> a canonical contract name); reject required ones outside it. Returns
+    the map (canonical -> own name), whether it takes ``**kwargs``, and the parameters the suite
+    leaves at their defaults (own name -> default): a window or TTL under another name keeps its
+    default in every scenario, which :mod:`.observe` looks for."""
+    mapping = mapping or {}
     if not callable(factory):
         raise UsageError(f"--store {spec!r} names a {type(factory).__name__}, not a class or factory")
     try:
         signature = inspect.signature(factory)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"--store {spec!r}: cannot read its signature ({exc})") from None
-    lookup = {}
-    for canonical, (aliases, _meaning) in STORE_PARAMETERS.items():
-        for name in (canonical, *aliases):
-            lookup[name] = canonical
     parameters: dict[str, str] = {}
-    var_kwargs = False
+    unfilled: dict[str, Any] = {}
+    var_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    named = [p.name for p in signature.parameters.values() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    absent = [name for name in mapping if name not in named]
+    if absent and not var_kwargs:
+        raise UsageError(f"--store-params names {', '.join(map(repr, absent))}, which --store {spec!r} does not "
+                         f"take: its parameters are {', '.join(named) or 'none'}")
+    for name in absent:   # passed by that name through **kwargs
+        parameters[mapping[name]] = name
     for param in signature.parameters.values():
-        if param.kind is param.VAR_KEYWORD:
-            var_kwargs = True
+        if param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
             continue
-        if param.kind is param.VAR_POSITIONAL:
-            continue
-        canonical = lookup.get(param.name)
+        canonical = mapping.get(param.name) or contract_parameter(param.name)
         if canonical is None or param.kind is param.POSITIONAL_ONLY:
             if param.default is param.empty:
                 raise UsageError(
                     f"--store {spec!r} requires a parameter {param.name!r}, which the contract "
                     f"does not provide. The suite passes, by name:\n{parameter_table()}\n"
-                    "Give that parameter a default, rename it to one of these, or wrap the store "
-                    "in a factory function.")
+                    "Give that parameter a default, rename it to one of these, map it with --store-params "
+                    f"{param.name}=NAME, or wrap the store in a factory function.")
+            unfilled[param.name] = param.default
             continue
         if canonical in parameters:
             raise UsageError(
                 f"--store {spec!r} takes both {parameters[canonical]!r} and {param.name!r}, "
                 f"which are the same contract parameter {canonical!r}: keep one")
         parameters[canonical] = param.name
-    return parameters, var_kwargs
+    return parameters, var_kwargs, unfilled
 
 
 def bind_store(spec: str, factory: Any, source_file: Path | None,
                method_overrides: dict[str, str | None],
-               build_probe: Callable[["StoreBinding"], Any]) -> StoreBinding:
-    """Inspect a factory: its parameters, then its methods (on the class, or on a probe instance)."""
+               build_probe: Callable[["StoreBinding"], Any], mapping: dict[str, str] | None = None) -> StoreBinding:
+    """Inspect a factory: its parameters (``mapping``: ``--store-params``), then its methods (on the
+    class, or on a probe instance)."""
     from .frameworks import framework_of   # the frameworks build on the contract
 
-    parameters, var_kwargs = inspect_parameters(spec, factory)
+    parameters, var_kwargs, unfilled = inspect_parameters(spec, factory, mapping)
     binding = StoreBinding(spec=spec, factory=factory, source_file=source_file, parameters=parameters,
-                           takes_var_kwargs=var_kwargs, per_session="session_id" in parameters)
+                           takes_var_kwargs=var_kwargs, per_session="session_id" in parameters,
+                           unfilled=unfilled)
     target = factory if inspect.isclass(factory) else None
     if target is None:
         returned = inspect.signature(factory).return_annotation

@@ -57,7 +57,9 @@ def html_summary(summary: RunSummary) -> list[str]:
     the run's facts, the matrix and a legend for it."""
     items = [("Store", summary.store), ("Shape", summary.shape), ("Capabilities", ", ".join(summary.capabilities)),
              ("Conformance level", summary.conformance_level), ("Redis", summary.backend),
-             ("Groups", describe_groups(summary.groups) if summary.groups else None)]
+             ("Groups", describe_groups(summary.groups) if summary.groups else None),
+             ("Parameters the suite does not fill", summary.unfilled or None),
+             *(("Observed", text) for text in summary.observations)]
     items += [(f"Profile {p['name']}", f"budget {p['max_tokens']} tokens, counter {p['counter']}")
               for p in summary.profiles]
     kind = summary.status.value if summary.status in (Status.PASSED, Status.FAILED) else "other"

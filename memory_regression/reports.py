@@ -257,6 +257,9 @@ def render_markdown(summary: RunSummary) -> str:
         f"- Store: `{_visible(summary.store or '(none)').replace('`', '')}`",
         f"- Capabilities: {', '.join(summary.capabilities) or 'unknown'}",
         *([f"- Shape: {_md_escape(summary.shape)}"] if summary.shape else []),
+        *([f"- Parameters the suite does not fill: `{_visible(summary.unfilled).replace('`', '')}`"]
+          if summary.unfilled else []),
+        *(f"- Observed: {_md_escape(text)}" for text in summary.observations),
         f"- Conformance level: **{summary.conformance_level}**",
         f"- Redis: {_md_escape(summary.backend or 'not started')}",
         f"- Window sizes: {', '.join(map(str, summary.window_sizes)) or NO_POINT}",
@@ -313,6 +316,7 @@ def render_listing(summary: RunSummary) -> str:
              f"capabilities: {', '.join(summary.capabilities) or 'none'}"]
     lines += [f"  lacks {spec.capability}: {spec.missing}" for spec in REGISTRY.values()
               if spec.capability.value not in summary.capabilities]
+    lines += _observed_lines(summary)
     if summary.backend:
         lines.append(f"redis {summary.backend}")
     lines.append(f"window sizes: {', '.join(map(str, summary.window_sizes))}")
@@ -327,6 +331,12 @@ def render_listing(summary: RunSummary) -> str:
     return _visible("\n".join(lines))
 
 
+def _observed_lines(summary: RunSummary) -> list[str]:
+    """The store's unfilled parameters and what was observed of it (:mod:`.observe`), a line each."""
+    unfilled = [f"parameters the suite does not fill (they keep their defaults): {summary.unfilled}"]
+    return [*(unfilled if summary.unfilled else []), *(f"observed: {text}" for text in summary.observations)]
+
+
 def render_terminal(summary: RunSummary) -> str:
     """The one-screen summary printed at the end of a run."""
     lines = [f"memory regression: {summary.status}"]
@@ -338,6 +348,7 @@ def render_terminal(summary: RunSummary) -> str:
         lines.append(f"store {summary.store}  [{', '.join(summary.capabilities)}]")
     if summary.shape:
         lines.append(f"shape {summary.shape}")
+    lines += _observed_lines(summary)
     if summary.backend:
         lines.append(f"redis {summary.backend}")
     if summary.window_sizes:

@@ -121,6 +121,8 @@ class RunSummary:
     store_line: int | None = None
     capabilities: list[str] = field(default_factory=list)
     shape: str | None = None          # how the store is called (contract.StoreBinding.shape)
+    unfilled: str = ""                # the factory's parameters the suite leaves at their defaults
+    observations: list[str] = field(default_factory=list)   # what the store did before the scenarios (.observe)
     conformance_level: str = "none"
     backend: str | None = None
     backend_warning: str | None = None

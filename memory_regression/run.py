@@ -284,6 +284,7 @@ class SuiteRun:
             summary.store_file, summary.store_line = bound["file"], bound["line"]
             summary.capabilities = bound["capabilities"]
             summary.shape = bound["shape"]
+            summary.unfilled, summary.observations = bound["unfilled"], bound["observations"]
             for profile in summary.profiles:
                 profile["counter"] = bound["counters"].get(profile["name"], profile["counter"])
         summary.conformance_level = conformance_level(

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .backend import engine_names
-from .contract import UsageError
+from .contract import STORE_PARAMETERS, UsageError, contract_parameter
 from .groups import DEFAULT, parse_groups
 from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_profiles
 from .redaction import redact_url
@@ -66,6 +66,9 @@ OPTIONS: tuple[Option, ...] = (
            is_switch=True),
     Option("--report-dir", "memory-reports", "where junit.xml, report.html, summary.md and "
            "summary.json are written", "DIR"),
+    Option("--store-params", None, "your factory's parameters that are contract parameters under another "
+           "name, as yours=contract's, comma-separated (limit=max_messages,expire_seconds=ttl): the suite "
+           "fills them as it fills the contract's", "NAME=PARAM,..."),
     Option("--append-method", None, "name of the store's append method, if not found by name", "NAME"),
     Option("--load-method", None, "name of the store's load method, if not found by name", "NAME"),
     Option("--clear-method", None, "name of the store's clear method, if not found by name", "NAME"),
@@ -121,6 +124,7 @@ class Settings:
     consistency_timeout: float
     workdir: Path
     latency_budget_ms: dict[str, float] = field(default_factory=dict)   # operation -> the p95's budget
+    store_params: dict[str, str] = field(default_factory=dict)   # --store-params: the factory's name -> canonical
     values: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @classmethod
@@ -154,6 +158,7 @@ class Settings:
             consistency_timeout=parse_timeout(values["consistency_timeout"], "--consistency-timeout"),
             workdir=workdir,
             latency_budget_ms=parse_latency_budget(values["latency_budget_ms"]),
+            store_params=parse_store_params(values["store_params"]),
             values={k: values[k] for k in (o.key for o in SUITE_OPTIONS)},
         )
 
@@ -220,6 +225,29 @@ def parse_latency_budget(spec: Any) -> dict[str, float]:
                              f"above 0 {example}")
         budget[name] = milliseconds
     return budget
+
+
+def parse_store_params(spec: Any) -> dict[str, str]:
+    """``--store-params limit=max_messages,expire_seconds=ttl``: each of the factory's parameters once,
+    each onto a contract parameter (canonical or alias) that no other is mapped onto."""
+    mapping: dict[str, str] = {}
+    if spec in (None, ""):
+        return mapping
+    names = ", ".join(STORE_PARAMETERS)
+    for part in str(spec).split(","):
+        own, sep, theirs = (piece.strip() for piece in part.partition("="))
+        if not sep or not own.isidentifier() or not theirs:
+            raise UsageError(f"--store-params {spec!r}: {part.strip()!r} is not yours=contract's "
+                             f"(limit=max_messages); the contract's parameters: {names}")
+        canonical = contract_parameter(theirs)
+        if canonical is None:
+            raise UsageError(f"--store-params {spec!r}: {theirs!r} is no contract parameter; they are: {names}")
+        if own in mapping:
+            raise UsageError(f"--store-params {spec!r}: {own!r} is mapped twice")
+        if canonical in mapping.values():
+            raise UsageError(f"--store-params {spec!r}: two parameters are mapped onto {canonical!r}")
+        mapping[own] = canonical
+    return mapping
 
 
 def parse_timeout(spec: Any, flag: str) -> float:

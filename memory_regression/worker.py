@@ -40,6 +40,7 @@ from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .redaction import Redactor
 from .reference import HistoryMismatch, summarize
 from .groups import scenario_group
+from .observe import needs_probe, observe, unfilled_text
 from .results import LISTED_NOT_RUN, Status
 from .settings import BUDGET_SHARE, ROOMY_TTL_S, WINDOWLESS, Settings
 from .supervisor import CallPage, call_page_path
@@ -121,7 +122,7 @@ def bind(settings: Settings, probe: Any) -> StoreBinding:
     """Import the store ``settings`` names and bind it (``probe`` builds an instance to inspect, for a
     factory that is not a class): once in each worker, and again in each writer process."""
     factory, source = load_object(settings.store_spec, settings.workdir)
-    return bind_store(settings.store_spec, factory, source, settings.method_overrides, probe)
+    return bind_store(settings.store_spec, factory, source, settings.method_overrides, probe, settings.store_params)
 
 
 def counter_for(settings: Settings, profile: ModelProfile | None) -> TokenCounter:
@@ -810,7 +811,19 @@ class ScenarioWorker:
         source = self.binding.source_file
         return {"file": str(source) if source else None, "line": definition_line(self.binding.factory),
                 "capabilities": sorted(c.value for c in self.capabilities), "shape": self.binding.shape,
-                "counters": {name: counter.description for name, counter in self.counters.items()}}
+                "counters": {name: counter.description for name, counter in self.counters.items()},
+                "unfilled": unfilled_text(self.binding), "observations": self._observe()}
+
+    def _observe(self) -> list[str]:
+        """What the store does with what the suite gives it (:mod:`.observe`), for a store that could
+        ignore it; a UsageError when it cannot be judged as bound."""
+        if not needs_probe(self.binding):
+            return []
+        context = ScenarioContext(self, "observe")
+        try:
+            return observe(context, self.binding)
+        finally:
+            context.close()
 
     def _probe(self, binding: StoreBinding) -> Any:
         """A store built only to look at its methods (factories that are not classes)."""

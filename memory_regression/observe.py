@@ -1,0 +1,183 @@
+"""What a store does with the suite's parameters, observed once, before any scenario judges it.
+
+The suite fills a store's factory by parameter name (:data:`.contract.STORE_PARAMETERS`). A window or
+a TTL under a name of the store's own (``limit=20``, ``expire_seconds=3600``) keeps its default in
+every scenario, and a store that takes no client or URL talks to a server of its own choosing. Judged
+as they are, such stores fail scenario after scenario with explanations that are consequences, not
+causes ("a lost update", "swallows the OOM error"). So a worker that binds such a store first appends
+a run of messages to one session and looks at what the store kept and wrote (:func:`observe`):
+
+- it kept only the newest K, K being the default of a parameter the suite does not fill: a usage
+  error naming that parameter and the way out (a contract name, or ``--store-params``); the
+  scenarios do not run;
+- it kept the newest K with no such parameter: an observation, naming the possible causes;
+- its keys expire although it takes no ttl: an observation, naming the parameter that looks like
+  the TTL where one does;
+- it takes no client and no URL, and its append failed to connect, or it wrote no key on the server
+  under test: a usage error naming where it connected.
+
+Stores that take the contract's client (or ``**kwargs``) and leave nothing unfilled are not probed.
+What the observation cannot tell (the store raised for another reason, lost messages in the middle)
+is left to the scenarios, which judge it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Iterator
+
+import redis
+
+from .contract import STORE_PARAMETERS, Message, StoreBinding, UsageError
+from .conversations import numbered_messages
+
+if TYPE_CHECKING:   # the worker builds the context observed through
+    from .worker import ScenarioContext
+
+PROBE_SESSION = "observe"
+PROBE_MESSAGES = 100          # more than the windows of the stores we know keep by default (20, 50)
+PROBE_BUDGET_S = 2.0          # a slow store is observed on what it appended by then
+TTL_MATCH_S = 5               # a default this close to the observed TTL, in seconds, is taken for it
+
+
+def needs_probe(binding: StoreBinding) -> bool:
+    """Whether the store could ignore what the suite gives it: parameters it leaves at their
+    defaults, or no client and no URL to reach the server under test."""
+    return bool(binding.unfilled) or not takes_a_connection(binding)
+
+
+def takes_a_connection(binding: StoreBinding) -> bool:
+    return binding.takes_var_kwargs or binding.accepts("redis") or binding.accepts("redis_url")
+
+
+def unfilled_text(binding: StoreBinding) -> str:
+    """The parameters left at their defaults, as the store declares them: ``limit=20, verbose=False``."""
+    return ", ".join(f"{name}={default!r:.40}" for name, default in binding.unfilled.items())
+
+
+def _aliases(canonical: str) -> str:
+    aliases = STORE_PARAMETERS[canonical][0]
+    return f"{canonical} (or {', '.join(aliases)})" if aliases else canonical
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def observe(context: "ScenarioContext", binding: StoreBinding) -> list[str]:
+    """Append up to :data:`PROBE_MESSAGES` messages to one session of a store built as the scenarios
+    not about windows build it (a roomy window and TTL), load it, look at its keys; return what was
+    observed, in words, or raise :class:`UsageError` when the store cannot be judged as bound."""
+    __tracebackhide__ = True
+    store = context.store()
+    sent = numbered_messages(PROBE_MESSAGES, "observed")
+    appended: list[Message] = []
+    try:
+        started = time.perf_counter()
+        for message in sent:
+            if appended and time.perf_counter() - started >= PROBE_BUDGET_S:
+                break
+            store.append(PROBE_SESSION, message.role, message.content)
+            appended.append(message)
+        kept = store.load(PROBE_SESSION)
+    except Exception as exc:   # noqa: BLE001 (the scenarios judge what else a store raises)
+        if not takes_a_connection(binding) and _connection_failure(exc):
+            raise UsageError(_elsewhere(binding, _instance(store), f"its append raised "
+                                        f"{type(exc).__name__} ({exc})")) from None
+        return []
+    keys = context.keys()
+    if not keys and not takes_a_connection(binding):
+        raise UsageError(_elsewhere(binding, _instance(store),
+                                    f"it appended {len(appended)} messages and wrote no key on the server under test"))
+    found = [_window(binding, appended, kept), _ttl(binding, context, keys)]
+    return [text for text in found if text]
+
+
+def _window(binding: StoreBinding, appended: list[Message], kept: list[Message]) -> str | None:
+    """What the store keeps of a session although it was given no window (or a roomy one)."""
+    plain, kept = [m.plain() for m in appended], [m.plain() for m in kept]
+    if not 0 < len(kept) < len(plain) or kept != plain[-len(kept):]:
+        return None
+    given = "a window of a million messages" if binding.accepts("max_messages") else "no window"
+    seen = (f"the store keeps only the newest {len(kept)} of {len(plain)} messages appended to one session, "
+            f"although the suite gave it {given}, as it does every scenario not about windows")
+    matching = [name for name, default in binding.unfilled.items() if _numeric(default) and default == len(kept)]
+    if matching:
+        name = matching[0]
+        raise UsageError(
+            f"--store {binding.spec!r}: {seen}. Its parameter {name}={binding.unfilled[name]!r}, which the suite "
+            f"does not fill, looks like that window: name it {_aliases('max_messages')}, or map it with "
+            f"--store-params {name}=max_messages (a token budget: {name}=max_tokens). No scenario was run: "
+            "each would fail as a consequence of this window, not of a bug.")
+    numeric = [f"{name}={default!r}" for name, default in binding.unfilled.items() if _numeric(default)]
+    causes = (f"a parameter the suite does not fill ({', '.join(numeric)}: map a window with --store-params "
+              "NAME=max_messages or NAME=max_tokens)" if numeric else "")
+    return f"{seen}: {' or '.join(filter(None, [causes, 'a cap of its own, which the scenarios report as lost messages']))}"
+
+
+def _ttl(binding: StoreBinding, context: "ScenarioContext", keys: list[str]) -> str | None:
+    """What TTL the store's keys have although it takes no ttl."""
+    if binding.accepts("ttl"):
+        return None
+    ttls = [pttl / 1000 for pttl in map(context.pttl_ms, keys) if pttl > 0]
+    if not ttls:
+        return None
+    seconds = max(ttls)
+    seen = f"{len(ttls)} of the store's {len(keys)} keys expire, in about {seconds:.0f} s, although it takes no ttl"
+    matching = [name for name, default in binding.unfilled.items()
+                if _numeric(default) and abs(default - seconds) <= TTL_MATCH_S]
+    if matching:
+        name = matching[0]
+        return (f"{seen}: its parameter {name}={binding.unfilled[name]!r} looks like its TTL, which the suite does "
+                f"not fill (so the ttl scenarios do not run): name it {_aliases('ttl')}, or map it with "
+                f"--store-params {name}=ttl")
+    return f"{seen} (a TTL of its own: the ttl scenarios do not run)"
+
+
+def _instance(store: Any) -> Any:
+    """The probe's store instance, or None if building it was what failed."""
+    try:
+        return store.instance_for(PROBE_SESSION)
+    except Exception:   # noqa: BLE001
+        return None
+
+
+def _connection_failure(exc: BaseException) -> bool:
+    while exc is not None:
+        if isinstance(exc, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, ConnectionError)):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _elsewhere(binding: StoreBinding, instance: Any, what: str) -> str:
+    where = sorted(set(map(_address, _clients(instance))))
+    connected = f"; it holds a client of {', '.join(where)}" if where else ""
+    return (f"--store {binding.spec!r} takes no client and no URL of the server under test, and {what}"
+            f"{connected}: it connects to a server of its own choosing. Take the client the suite passes, as a "
+            f"parameter named {_aliases('redis')}, or its URL as {_aliases('redis_url')} (map a parameter of "
+            "another name with --store-params NAME=redis).")
+
+
+def _clients(obj: Any, depth: int = 2) -> Iterator[Any]:
+    """The redis-py clients among ``obj``'s attributes, and theirs, ``depth`` levels down."""
+    if depth < 0:
+        return
+    if hasattr(obj, "connection_pool") or hasattr(obj, "nodes_manager"):
+        yield obj
+        return
+    try:
+        values = list(vars(obj).values())
+    except TypeError:
+        return
+    for value in values:
+        for item in (value if isinstance(value, (list, tuple)) else [value]):
+            if not isinstance(item, (str, bytes, int, float, bool, type(None))):
+                yield from _clients(item, depth - 1)
+
+
+def _address(client: Any) -> str:
+    kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {})
+    if "path" in kwargs:
+        return f"unix:{kwargs['path']}"
+    return f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')} db {kwargs.get('db', 0)}"

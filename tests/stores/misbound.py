@@ -1,0 +1,64 @@
+"""Stores that the suite cannot judge as it binds them: their window or TTL keeps a default of their
+own under a name the contract does not know, or they connect to a server of their own choosing.
+Each is correct; what it does with the suite's parameters is what the observation must name
+(memory_regression/observe.py)."""
+
+import json
+
+import redis as redis_py
+
+from tests.stores.correct import ListStore
+
+
+class WindowCalledLimit(ListStore):
+    """A count window under the name ``limit``, 20 by default: told nothing, it keeps the newest 20."""
+
+    def __init__(self, redis, namespace, ttl, limit=20):
+        super().__init__(redis, namespace, limit, ttl)
+
+
+class CapsOnItsOwn(ListStore):
+    """Keeps the newest 30 whatever it is given; its one unfilled parameter (a retry count) is no
+    window, so what it keeps is observed, with both causes named, and the scenarios judge it."""
+
+    CAP = 30
+
+    def __init__(self, redis, namespace, ttl, retries=3):
+        super().__init__(redis, namespace, self.CAP, ttl)
+
+
+class TtlCalledExpireSeconds(ListStore):
+    """A sliding TTL under the name ``expire_seconds``, 600 s by default: correct, but the ttl
+    scenarios cannot run until it is named or mapped."""
+
+    def __init__(self, redis, namespace, max_messages, expire_seconds=600):
+        super().__init__(redis, namespace, max_messages, expire_seconds)
+
+
+class OwnClientOnAnotherPort:
+    """Builds its own client on a port where no server listens (the port a test gives it through the
+    environment variable OWN_REDIS_PORT)."""
+
+    def __init__(self):
+        import os
+        self.redis = redis_py.Redis(host="127.0.0.1", port=int(os.environ["OWN_REDIS_PORT"]),
+                                    decode_responses=True, socket_connect_timeout=1)
+
+    def append(self, session_id, role, content):
+        self.redis.rpush(f"own:{session_id}", json.dumps({"role": role, "content": content}))
+
+    def load(self, session_id):
+        return [json.loads(raw) for raw in self.redis.lrange(f"own:{session_id}", 0, -1)]
+
+
+class InTheProcess:
+    """Keeps its memory in a dict of the process: it writes nothing to Redis at all."""
+
+    def __init__(self):
+        self.sessions = {}
+
+    def append(self, session_id, role, content):
+        self.sessions.setdefault(session_id, []).append({"role": role, "content": content})
+
+    def load(self, session_id):
+        return list(self.sessions.get(session_id, []))
