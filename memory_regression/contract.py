@@ -34,7 +34,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Generator
+from typing import Any, Callable, ContextManager, Generator, Iterator
 
 # canonical name -> aliases a store may use instead, with what the suite passes
 STORE_PARAMETERS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -152,6 +152,15 @@ def user_traceback(exc: BaseException) -> str:
               if not f.filename.startswith(own) and not f.filename.startswith("<frozen")]
     lines = traceback.format_list(frames) + traceback.format_exception_only(type(exc), exc)
     return "Traceback (most recent call last):\n" + "".join(lines)
+
+
+def exception_chain(exc: BaseException | None) -> Iterator[BaseException]:
+    """``exc`` and the exceptions it was raised from or during, each once."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
 
 
 def load_object(spec: str, workdir: Path, what: str = "store") -> tuple[Any, Path | None]:
@@ -570,6 +579,10 @@ class StoreAdapter:
         self._watch = watch  # wraps each call of the store, given its method name and arguments
         self._sessions: dict[str, Any] = {}
         self._shared = None if binding.per_session else build(None)
+
+    def instances(self) -> list[Any]:
+        """The store objects built so far."""
+        return [self._shared] if self._shared is not None else list(self._sessions.values())
 
     def instance_for(self, session_id: str) -> Any:
         """The store object that holds ``session_id``."""

@@ -24,11 +24,12 @@ is left to the scenarios, which judge it.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 import redis
 
-from .contract import STORE_PARAMETERS, Message, StoreBinding, UsageError
+from .clients import address, clients_in
+from .contract import STORE_PARAMETERS, Message, StoreBinding, UsageError, exception_chain
 from .conversations import numbered_messages
 
 if TYPE_CHECKING:   # the worker builds the context observed through
@@ -143,41 +144,14 @@ def _instance(store: Any) -> Any:
 
 
 def _connection_failure(exc: BaseException) -> bool:
-    while exc is not None:
-        if isinstance(exc, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, ConnectionError)):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
+    return any(isinstance(link, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, ConnectionError))
+               for link in exception_chain(exc))
 
 
 def _elsewhere(binding: StoreBinding, instance: Any, what: str) -> str:
-    where = sorted(set(map(_address, _clients(instance))))
+    where = sorted(set(map(address, clients_in(instance))))
     connected = f"; it holds a client of {', '.join(where)}" if where else ""
     return (f"--store {binding.spec!r} takes no client and no URL of the server under test, and {what}"
             f"{connected}: it connects to a server of its own choosing. Take the client the suite passes, as a "
             f"parameter named {_aliases('redis')}, or its URL as {_aliases('redis_url')} (map a parameter of "
             "another name with --store-params NAME=redis).")
-
-
-def _clients(obj: Any, depth: int = 2) -> Iterator[Any]:
-    """The redis-py clients among ``obj``'s attributes, and theirs, ``depth`` levels down."""
-    if depth < 0:
-        return
-    if hasattr(obj, "connection_pool") or hasattr(obj, "nodes_manager"):
-        yield obj
-        return
-    try:
-        values = list(vars(obj).values())
-    except TypeError:
-        return
-    for value in values:
-        for item in (value if isinstance(value, (list, tuple)) else [value]):
-            if not isinstance(item, (str, bytes, int, float, bool, type(None))):
-                yield from _clients(item, depth - 1)
-
-
-def _address(client: Any) -> str:
-    kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {})
-    if "path" in kwargs:
-        return f"unix:{kwargs['path']}"
-    return f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')} db {kwargs.get('db', 0)}"

@@ -575,16 +575,24 @@ def listed(history: list[Message]) -> str:
     return "\n".join(f"{i + 1:>4}  {m.describe()}" for i, m in enumerate(history))
 
 
-def check_burst(history: list[Message], writers: list[list[Message]], how: str) -> None:
-    """Every message the writers appended is in ``history`` exactly once, each writer's in its order."""
+def check_burst(history: list[Message], writers: list[list[Message]], how: str, alone_intact: bool = False) -> None:
+    """Every message the writers appended is in ``history`` exactly once, each writer's in its order.
+    Losses of several writers are called a lost update outright only when ``alone_intact``: the
+    scenario checked first that one writer alone appending as many lost nothing."""
     __tracebackhide__ = True
     appended = [message for sent in writers for message in sent]
     problem = foreign_or_repeated(history, writers)
     lost = [message for message in appended if message not in history]
-    if lost:
+    if lost and len(writers) == 1:
+        problem = (f"lost {messages(len(lost))} of {len(appended)} appended one after another ({how}), first "
+                   f"{lost[0].describe()}: the store loses messages with no other writer (a cap, a window it was "
+                   "not given, or an append that fails without a word)")
+    elif lost:
+        cause = ("though one writer appending as many loses none: appends that overlap overwrite each other (a lost "
+                 "update)" if alone_intact else "appends that overlap overwrite each other (a lost update), or the "
+                 "store loses messages even with one writer")
         problem = (f"lost {messages(len(lost))} of {len(appended)} appended by {len(writers)} writers at once "
-                   f"({how}), first {lost[0].describe()}: appends that overlap overwrite each other "
-                   "(a lost update)")
+                   f"({how}), first {lost[0].describe()}: {cause}")
     problem = problem or out_of_run(history, writers)
     if problem:
         raise AssertionError(f"{problem}\nthe history ({messages(len(history))}):\n{listed(history)}")

@@ -34,8 +34,10 @@ import redis
 import tenacity
 
 from .backend import BackendError, Connection, Endpoint, ServerProcess, die_with_parent, find_server_binary
+from .clients import IDLE_CLOSE_SIGN, idle_close_defect
 from .capabilities import Capability, UnknownCapability, detect, lookup, skip_reason
-from .contract import Message, StoreAdapter, StoreBinding, UsageError, bind_store, close_quietly, load_object
+from .contract import (Message, StoreAdapter, StoreBinding, UsageError, bind_store, close_quietly, exception_chain,
+                       load_object)
 from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .redaction import Redactor
 from .reference import HistoryMismatch, summarize
@@ -739,6 +741,7 @@ KEYS_WITHOUT_TTL_KEY = pytest.StashKey[list]()
 FINDINGS_KEY = pytest.StashKey[list]()
 MEASUREMENTS_KEY = pytest.StashKey[list]()   # ScenarioContext.measure's records
 OWN_SERVERS_KEY = pytest.StashKey[list]()   # the scenario's own servers (ScenarioContext.own_server)
+STORES_KEY = pytest.StashKey[list]()   # the store instances the scenario built, whose clients a diagnosis may name
 FINDINGS_PER_SCENARIO = 20
 
 
@@ -913,6 +916,7 @@ class ScenarioWorker:
         request.node.stash[FINDINGS_KEY] = context.findings   # kept even if closing fails
         request.node.stash[MEASUREMENTS_KEY] = context.measurements
         request.node.stash[OWN_SERVERS_KEY] = context._servers
+        request.node.stash[STORES_KEY] = context._stores
         yield context
         request.node.stash[KEYS_WITHOUT_TTL_KEY] = context.close()
 
@@ -930,7 +934,8 @@ class ScenarioWorker:
         elif missing and not self.aborted:   # the run stops: every scenario would fail the same way
             self.abort(Status.USAGE_ERROR, missing_module_message(*missing))
         if report.failed or report.skipped:
-            report.memory_verdict = redacted(describe_outcome(report, call.excinfo), self.redactor)
+            report.memory_verdict = redacted(describe_outcome(report, call.excinfo, item.stash.get(STORES_KEY, [])),
+                                             self.redactor)
         if report.failed:   # pytest's own rendering stays, unless it holds a secret or is too long
             text = report.longreprtext
             safe = cap(self.redactor.text(text), CAPTURE_LIMIT, "this failure's text")
@@ -1004,10 +1009,11 @@ def definition_line(factory: Any) -> int | None:
         return None
 
 
-def describe_outcome(report: pytest.TestReport, excinfo: Any) -> dict[str, Any]:
+def describe_outcome(report: pytest.TestReport, excinfo: Any, stores: list[Any] = ()) -> dict[str, Any]:
     """The verdict: ``message``, one line saying what happened, and ``details``, the text worth reading
     (expected against actual); for a history mismatch also its ``listing`` (a :class:`.Listing` as a
-    mapping) and ``notes`` (the steps Hypothesis adds), which report.html shows as a table and text."""
+    mapping) and ``notes`` (the steps Hypothesis adds), which report.html shows as a table and text.
+    ``stores``: the instances the scenario built, whose own clients may be the cause."""
     if report.skipped:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         return _verdict(reason.removeprefix("Skipped: "))
@@ -1033,7 +1039,7 @@ def describe_outcome(report: pytest.TestReport, excinfo: Any) -> dict[str, Any]:
         short += (" (the store decodes bytes, but the suite's redis client is built with "
                   "decode_responses=True and returns str: decode only bytes, or build your own client "
                   "from the redis_url parameter)")
-    hint = cluster_hint(exc)
+    hint = cluster_hint(exc) or (idle_close_defect(stores) if IDLE_CLOSE_SIGN in str(exc) else None)
     if hint:
         short += f" ({hint})"
     return _verdict(f"{origin} {short}", report.longreprtext[-DETAILS_LIMIT:])
@@ -1041,15 +1047,6 @@ def describe_outcome(report: pytest.TestReport, excinfo: Any) -> dict[str, Any]:
 
 def _verdict(message: str, details: str = "") -> dict[str, Any]:
     return {"message": message, "details": details}
-
-
-def exception_chain(exc: BaseException | None) -> Iterator[BaseException]:
-    """``exc`` and the exceptions it was raised from or during, each once."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        exc = exc.__cause__ or exc.__context__
 
 
 def forbidden_command(exc: BaseException) -> str | None:

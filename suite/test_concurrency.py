@@ -24,7 +24,8 @@ REAL_SERVER = "writers racing on one session over separate connections"
 
 @pytest.mark.real_server(REAL_SERVER)
 def test_concurrent_writers_lose_nothing(memory):
-    """Four writers append 25 messages each to one session at once, first as threads sharing one
+    """One writer appends 100 messages alone, the control: none is lost. Then four writers append 25
+    messages each to one session at once, first as threads sharing one
     store object (tasks on one event loop for an async store), then as four processes, each with a
     store and a client of its own (as replicas of a service do; an async store on an event loop of
     its own): every message is there exactly once, and each writer's messages keep their order.
@@ -39,13 +40,16 @@ def test_concurrent_writers_lose_nothing(memory):
     appending, the store cannot be built again in a fresh process from --store (it depends on state
     set up by the process that imported it)."""
     store = memory.store()
+    alone = burst("alone", 1, WRITERS * EACH)   # the control: what the store loses with no race at all
+    memory.concurrently(store, "alone", alone)
+    check_burst(store.load("alone"), alone, "one writer")
     threads = burst("race", WRITERS, EACH)
     memory.concurrently(store, "race", threads)
     check_burst(store.load("race"), threads,
-                "tasks on one event loop" if store.binding.is_async else "threads sharing one store")
+                "tasks on one event loop" if store.binding.is_async else "threads sharing one store", alone_intact=True)
     processes = burst("process race", WRITERS, EACH)
     memory.in_processes(store, "process race", processes)
-    check_burst(store.load("process race"), processes, "processes, each with a store of its own")
+    check_burst(store.load("process race"), processes, "processes, each with a store of its own", alone_intact=True)
 
 
 @pytest.mark.real_server(REAL_SERVER)
