@@ -36,8 +36,29 @@ class Capability(str, Enum):
         return self.value
 
 
+class Guarantee(str, Enum):
+    """What a store may hold beyond keeping its users' memory right: costs and transient effects. A
+    scenario that finds one broken passes with a warning (``memory.warn``), which fails it only under
+    ``--strict``; the conformance level names the guarantees whose scenarios ran and warned nothing."""
+
+    BOUNDED_STORAGE = "bounded-storage"
+    STEADY_APPENDS = "steady-appends"
+    ATOMIC_WINDOW = "atomic-window"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+GUARANTEES: dict[Guarantee, str] = {
+    Guarantee.BOUNDED_STORAGE: "what a session takes in Redis grows with the messages the store keeps: a window "
+                               "bounds storage, not only what is read",
+    Guarantee.STEADY_APPENDS: "an append takes as long on a long history as on a short one",
+    Guarantee.ATOMIC_WINDOW: "no reader ever loads more than the window, not even between a write and its trim",
+}
+
+
 class UnknownCapability(ValueError):
-    """A scenario's marker names a capability the registry does not have: a suite error."""
+    """A scenario's marker names a capability (or guarantee) the registries do not have: a suite error."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +122,15 @@ def lookup(name: str) -> Capability:
             f"@pytest.mark.requires({name!r}) names no capability; known: {', '.join(_BY_NAME)}") from None
 
 
+def lookup_guarantee(name: str) -> Guarantee:
+    """The guarantee a ``@pytest.mark.guarantees`` argument names; :class:`UnknownCapability` if none."""
+    try:
+        return Guarantee(str(name))
+    except ValueError:
+        raise UnknownCapability(f"@pytest.mark.guarantees({name!r}) names no guarantee; known: "
+                                f"{', '.join(g.value for g in Guarantee)}") from None
+
+
 def detect(binding: StoreBinding) -> frozenset[Capability]:
     """Capabilities follow from the parameters the factory names and the methods it has.
 
@@ -113,14 +143,17 @@ def skip_reason(missing: Iterable[Capability]) -> str:
     return "; ".join(f"store lacks {cap}: {REGISTRY[cap].missing}" for cap in missing)
 
 
-def conformance_level(capabilities: Iterable[Capability],
-                      outcomes: list[tuple[frozenset[Capability], bool]]) -> str:
-    """Join the capabilities that the store has and whose scenarios all passed.
+def conformance_level(capabilities: Iterable[Capability], outcomes: list[tuple[frozenset[Capability], bool]],
+                      guarantees: list[tuple[frozenset[Guarantee], frozenset[Guarantee]]] = ()) -> str:
+    """Join the capabilities that the store has and whose scenarios all passed, then the guarantees
+    that held.
 
     ``outcomes`` holds, per scenario that ran (was not skipped), the capabilities it required and
     whether it passed. A failed core scenario makes the level ``none``; a capability none of whose
     scenarios ran (deselected with -k) is not claimed. Async is proven by the other scenarios
-    running on the event loop.
+    running on the event loop. ``guarantees`` holds, per scenario that ran, the guarantees it checks
+    and those it warned of: a guarantee holds when a scenario that checks it ran and none warned of
+    it or failed.
     """
     capabilities = frozenset(capabilities)
 
@@ -133,4 +166,6 @@ def conformance_level(capabilities: Iterable[Capability],
     level = [cap for cap in Capability if cap is not Capability.ASYNC and cap in capabilities and verdict(cap)]
     if level and Capability.ASYNC in capabilities:
         level.append(Capability.ASYNC)
+    checked = [g for g in Guarantee if any(g in checks for checks, _warned in guarantees)]
+    level += [g for g in checked if not any(g in warned for _checks, warned in guarantees)] if level else []
     return "+".join(c.value for c in level) or "none"

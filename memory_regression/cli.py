@@ -95,6 +95,34 @@ def rejected_arguments(rest: list[str], parser: argparse.ArgumentParser) -> str:
 PIP_PREFIX = "pip:"
 
 
+def keyword_expressions(values: Mapping[str, Any], pytest_args: list[str]) -> list[str]:
+    """The -k expressions of a run: the runner's own, and any among the pytest arguments."""
+    found = [values["keyword"]] if values.get("keyword") else []
+    for index, arg in enumerate(pytest_args):
+        if arg == "-k" and index + 1 < len(pytest_args):
+            found.append(pytest_args[index + 1])
+        elif arg.startswith("-k") and len(arg) > 2:
+            found.append(arg[2:])
+    return found
+
+
+def keyword_problem(expression: str) -> str | None:
+    """What is wrong with a -k expression pytest cannot read, said before the run starts: the workers
+    read it, and a worker that cannot stops the run with an internal error. None when pytest reads it."""
+    try:
+        from _pytest.mark.expression import Expression
+    except ImportError:   # another pytest: it will say so itself
+        return None
+    try:
+        Expression.compile(expression)
+    except SyntaxError as exc:
+        hint = (" and no '=': a window is chosen with --window-sizes (--window-sizes 5 runs N=5 only)"
+                if "=" in expression else "")
+        return (f"-k {expression!r}: pytest cannot read it ({exc.msg}, at column {exc.offset}); -k takes words of "
+                f"the scenarios' ids joined with and, or, not and parentheses{hint}")
+    return None
+
+
 def pip_arguments(spec: str, workdir: Path) -> list[str]:
     """What ``--requirements`` asks pip to install: a requirements file that must exist, or, only in an
     explicit form, pip's own arguments (a value starting with ``-``, or with ``pip:`` before them).
@@ -215,6 +243,7 @@ class Runner:
             if not self.listing:
                 self.paths = reports.ReportPaths(self.workdir / values["report_dir"])
                 self.created = reports.prepare_report_dir(self.paths, values["report_dir"])
+            problem = problem or next(filter(None, map(keyword_problem, keyword_expressions(values, after))), None)
             if problem:
                 raise UsageError(problem)
             settings = Settings.from_mapping(values, self.workdir)

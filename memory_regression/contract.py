@@ -683,8 +683,10 @@ class StoreAdapter:
         __tracebackhide__ = True
         raw = yield from self._invoke(session_id, self.binding.load_method)
         if raw is not None and not isinstance(raw, (str, bytes, dict)):
+            from .frameworks import framework_of_messages   # the frameworks build on the contract
+            native = None if self.binding.framework else framework_of_messages(raw)
             try:
-                raw = self.binding.codec.decode(raw)
+                raw = native.decode(raw) if native else self.binding.codec.decode(raw)
             except Exception as exc:
                 raise AssertionError(f"load returned what {self.binding.codec.name} cannot be read from: "
                                      f"{type(exc).__name__}: {exc}") from exc

@@ -6,7 +6,8 @@ flags (flags given on the command line win). While the suite runs, GitHub is tol
 workflow commands (``::stop-commands::``), so nothing a store prints can pose as one; credentials
 are masked in the log. After the run it writes the outputs to ``$GITHUB_OUTPUT`` (in the
 multi-line form, so no value can add a line), appends summary.md to ``$GITHUB_STEP_SUMMARY`` and
-prints ``::error`` annotations, at most 10, escaped as the runner requires.
+prints ``::error`` annotations for failures and ``::warning`` ones for warnings, at most 10 of each,
+escaped as the runner requires.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Callable, Iterator, Mapping
 from .reports import ReportPaths, relative_path
 from .results import RunSummary, Status
 
-MAX_ANNOTATIONS = 10          # GitHub shows 10 errors per step and drops the rest
+MAX_ANNOTATIONS = 10          # GitHub shows 10 errors (and 10 warnings) per step and drops the rest
 STEP_SUMMARY_LIMIT = 1024 * 1024
 
 
@@ -79,12 +80,13 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(message: str, title: str, file: str | None = None, line: int | None = None) -> str:
+def annotation(message: str, title: str, file: str | None = None, line: int | None = None,
+               level: str = "error") -> str:
     props = [f"file={escape_property(file)}"] if file else []
     if file and line:
         props.append(f"line={line}")
     props.append(f"title={escape_property(title)}")
-    return f"::error {','.join(props)}::{escape_data(message)}"
+    return f"::{level} {','.join(props)}::{escape_data(message)}"
 
 
 def mask(secret: str) -> str:
@@ -105,7 +107,8 @@ def commands_stopped() -> Iterator[None]:
 
 def annotations(summary: RunSummary, workspace: Path) -> list[str]:
     """One ``::error`` for a run that could not judge the store, one per failing scenario (at most
-    10 in all), and a notice with the count of those left out."""
+    10 in all), and a notice with the count of those left out; then one ``::warning`` per warning
+    (at most 10), and a notice likewise."""
     relative = relative_path(summary.store_file, workspace)
     lines = []
     if summary.status not in (Status.PASSED, Status.FAILED):
@@ -120,11 +123,18 @@ def annotations(summary: RunSummary, workspace: Path) -> list[str]:
     if len(failures) > room:
         lines.append(f"::notice title=memory regression::{len(failures) - room} more failures: "
                      "see the job summary and the HTML report")
+    warnings = summary.warnings()
+    lines += [annotation(w["text"], f"memory regression warning ({w['guarantee']}): {w['nodeid']}", relative,
+                         summary.store_line, level="warning") for w in warnings[:MAX_ANNOTATIONS]]
+    if len(warnings) > MAX_ANNOTATIONS:
+        lines.append(f"::notice title=memory regression::{len(warnings) - MAX_ANNOTATIONS} more warnings: "
+                     "see the job summary and the HTML report")
     return lines
 
 
 def outputs(summary: RunSummary, workspace: Path) -> dict[str, str]:
     values = {name: str(count) for name, count in summary.totals().items()}
+    values["warnings"] = str(len(summary.warnings()))
     values["conformance-level"] = summary.conformance_level
     values["engine-differences"] = str(len(summary.engine_differences()))
     values["junit-path"] = relative_path(summary.report_files.get("junit"), workspace) or ""

@@ -87,6 +87,12 @@ def html_summary(summary: RunSummary) -> list[str]:
                          + "".join(_cell(cells.get(c), bool(summary.engines)) for c in columns) + "</tr>")
         parts += ["</table>", _legend(columns, summary)]
     parts += figures_html(summary)
+    warnings = summary.warnings()
+    if warnings:
+        parts.append("<p><b>Warnings</b> (costs and transient effects, not lost memory: they fail only with "
+                     "--strict):</p><ul class='memory-warnings'>" + "".join(
+                         f"<li><b>{html.escape(w['nodeid'])}</b> ({html.escape(w['guarantee'])}): "
+                         f"{html.escape(w['text'])}</li>" for w in warnings) + "</ul>")
     findings = summary.findings()
     if findings:
         parts.append("<p><b>Findings</b> (measured by the scenarios, whether they passed or failed):</p>"

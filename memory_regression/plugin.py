@@ -35,15 +35,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("memory-regression", "LLM memory regression suite")
     for option in SUITE_OPTIONS:
         if option.is_switch:
-            group.addoption(option.flag, dest=option.dest, action="store_true", default=False, help=option.help)
+            group.addoption(option.plugin_flag, dest=option.dest, action="store_true", default=False, help=option.help)
         else:
-            group.addoption(option.flag, dest=option.dest, default=None, metavar=option.metavar,
+            group.addoption(option.plugin_flag, dest=option.dest, default=None, metavar=option.metavar,
                             help=f"{option.help} (default: {option.default})")
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "requires(*capabilities): capabilities the scenario needs")
+    config.addinivalue_line("markers", "guarantees(*guarantees): guarantees the scenario checks, whose breach "
+                                       "is a warning (memory.warn), not a failure")
     config.addinivalue_line("markers", "real_server(why): the scenario needs what only a real Redis server does "
                                        "(why says what); on fakeredis it is skipped with that reason")
     config.addinivalue_line("markers", "starts_first: the scenario mostly waits (for a TTL to pass) or runs "

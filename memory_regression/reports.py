@@ -114,8 +114,10 @@ def _visible(text: str) -> str:
 
 def headline(summary: RunSummary) -> str:
     t = summary.totals()
-    return (f"{t['passed']} passed, {t['failed']} failed, {t['skipped']} skipped, {t['errors']} errors"
-            f" of {t['total']} scenarios; conformance level {summary.conformance_level}")
+    warned = len({w["nodeid"] for w in summary.warnings()})
+    return (f"{t['passed']} passed{f' ({warned} with warnings)' if warned else ''}, {t['failed']} failed, "
+            f"{t['skipped']} skipped, {t['errors']} errors of {t['total']} scenarios; conformance level "
+            f"{summary.conformance_level}")
 
 
 def _md_escape(text: str) -> str:
@@ -287,6 +289,13 @@ def render_markdown(summary: RunSummary) -> str:
         lines += ["", f"Keys left without a TTL ({len(summary.keys_without_ttl)}): "
                   + ", ".join(f"`{_md_escape(k).replace('`', '')}`" for k in shown)
                   + (" ..." if len(summary.keys_without_ttl) > len(shown) else "")]
+    warnings = summary.warnings()
+    if warnings:
+        lines += ["", f"### Warnings ({len(warnings)}: costs and transient effects; they fail only with --strict)", ""]
+        lines += [f"- ⚠️ **{_md_escape(w['nodeid'])}** ({w['guarantee']}): {_md_escape(w['text'])}"
+                  for w in warnings[:FINDINGS_SHOWN]]
+        if len(warnings) > FINDINGS_SHOWN:
+            lines.append(f"- ... {len(warnings) - FINDINGS_SHOWN} more in summary.json")
     findings = summary.findings()
     if findings:
         lines += ["", "### Findings", ""]
@@ -381,6 +390,7 @@ def render_terminal(summary: RunSummary) -> str:
             lines.append(f"  {scenario:<{width}}" + "  ".join(f"{t:>{w}}" for t, w in zip(row, widths)))
     for result in summary.failures()[:FAILURES_IN_SUMMARY]:
         lines.append(f"  {OUTCOME_WORD[result.outcome]} {result.nodeid}: {result.message}")
+    lines += [f"  warning ({w['guarantee']}) {w['nodeid']}: {w['text']}" for w in summary.warnings()[:FINDINGS_SHOWN]]
     lines += [f"  finding {nodeid}: {text}" for nodeid, text in summary.findings()[:FINDINGS_SHOWN]]
     lines += render_figures_terminal(summary)
     for name, path in summary.report_files.items():

@@ -73,6 +73,10 @@ class ScenarioResult:
     details: str = ""         # expected against actual, or the end of a traceback
     duration_s: float = 0.0
     findings: list[str] = field(default_factory=list)   # what the scenario measured or noted, pass or fail
+    # the guarantees it checks (capabilities.Guarantee values), and its warnings: each a mapping of the
+    # guarantee it found broken and the text saying how; a warning fails the scenario only under --strict
+    guarantees: list[str] = field(default_factory=list)
+    warnings: list[dict] = field(default_factory=list)
     engine: str = ""          # the engine it ran on, when the run has several (--redis server,fakeredis)
     # the figures it recorded (ScenarioContext.measure): each a mapping with its "kind" (MEASURED)
     measurements: list[dict] = field(default_factory=list)
@@ -90,8 +94,8 @@ class ScenarioResult:
         return self.nodeid.removesuffix(f"[{self.engine}]").replace(f"-{self.engine}]", "]")
 
     def properties(self) -> list[tuple[str, str]]:
-        """junit.xml properties of its figures: p95 and its ratio to the Redis floor of append and
-        load, and bytes per message and the growth of the footprint."""
+        """junit.xml properties of its figures (p95 and its ratio to the Redis floor of append and
+        load, bytes per message and the growth of the footprint) and of its warnings."""
         found = []
         for measured in self.measurements:
             if measured["kind"] == "latency":
@@ -103,7 +107,7 @@ class ScenarioResult:
                 found.append(("bytes_per_message", str(measured.get("bytes_per_message"))))
                 if "growth" in measured:   # a window's footprint; the per-message figure has none
                     found.append(("footprint_growth", str(measured["growth"])))
-        return found
+        return found + [("warning", f"{warning['guarantee']}: {warning['text']}") for warning in self.warnings]
 
 
 NO_POINT = "—"   # the matrix column of scenarios that run once, not per window or profile
@@ -150,6 +154,10 @@ class RunSummary:
 
     def failures(self) -> list[ScenarioResult]:
         return [r for r in self.results if r.failed]
+
+    def warnings(self) -> list[dict[str, str]]:
+        """Every warning, in report order: ``nodeid``, ``guarantee`` and ``text``."""
+        return [{"nodeid": r.nodeid, **warning} for r in self.results for warning in r.warnings]
 
     def findings(self) -> list[tuple[str, str]]:
         """(nodeid, text) of every finding, in report order: coverage, growth, how far a budget reached."""
@@ -241,6 +249,7 @@ class RunSummary:
                                                         "cells": {k: _cell_json(v) for k, v in c.items()}}
                                                        for g, s, c in rows]}
         data["failures"] = [r for r in data["results"] if r["outcome"] in ("failed", "error")]
+        data["warnings"] = self.warnings()
         if self.engines:   # a single engine's summary stays as it was
             data["engine_differences"] = self.engine_differences()
         else:

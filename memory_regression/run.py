@@ -20,7 +20,7 @@ import pytest
 
 from . import html_report, reports
 from .backend import BackendError, BackendUsageError, Engines, open_engines
-from .capabilities import Capability, conformance_level
+from .capabilities import Capability, Guarantee, conformance_level
 from .interrupts import INTERRUPTS
 from .profiles import ModelProfile
 from .groups import scenario_group
@@ -239,6 +239,7 @@ class SuiteRun:
             result.duration_s = round(result.duration_s + report.duration, 4)
             self.results[report.nodeid] = result
         result.findings += getattr(report, "memory_findings", [])
+        result.warnings += getattr(report, "memory_warnings", [])
         result.measurements += getattr(report, "memory_measurements", [])
         for key in getattr(report, "memory_keys_without_ttl", []):
             if len(self.summary.keys_without_ttl) < reports.MAX_KEYS_WITHOUT_TTL:
@@ -254,7 +255,7 @@ class SuiteRun:
         info = self.supervisor.scenarios.get(nodeid) or scenario_from_nodeid(
             nodeid, engine_of(nodeid, [e.name for e in self.engines] if self.engines else []))
         return ScenarioResult(nodeid, info["scenario"], info["group"], info["point"], list(info["requires"]),
-                              engine=info["engine"])
+                              engine=info["engine"], guarantees=list(info.get("guarantees", [])))
 
     def _properties(self, result: ScenarioResult) -> list[tuple[str, str]]:
         window = result.point.removeprefix("N=") if result.point.startswith("N=") else ""
@@ -287,10 +288,13 @@ class SuiteRun:
             summary.unfilled, summary.observations = bound["unfilled"], bound["observations"]
             for profile in summary.profiles:
                 profile["counter"] = bound["counters"].get(profile["name"], profile["counter"])
+        ran = [r for r in summary.results if r.outcome is not Outcome.SKIPPED]
         summary.conformance_level = conformance_level(
             (Capability(c) for c in summary.capabilities),
-            [(frozenset(Capability(c) for c in r.requires), r.outcome is Outcome.PASSED)
-             for r in summary.results if r.outcome is not Outcome.SKIPPED])
+            [(frozenset(Capability(c) for c in r.requires), r.outcome is Outcome.PASSED) for r in ran],
+            [(frozenset(map(Guarantee, r.guarantees)),
+              frozenset(map(Guarantee, r.guarantees if r.failed else [w["guarantee"] for w in r.warnings])))
+             for r in ran])
         summary.status, summary.message = self._verdict(session, exitstatus)
         summary.duration_s = round(time.monotonic() - self.started, 3)
         self.judged = True

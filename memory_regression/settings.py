@@ -30,6 +30,12 @@ class Option:
     metavar: str | None = None
     is_switch: bool = False
     runner_only: bool = False     # the runner's own (installing, changing directory, exit status)
+    pytest_flag: str | None = None   # its name under plain pytest, where pytest has the flag already
+
+    @property
+    def plugin_flag(self) -> str:
+        """Its name among pytest's options (``pytest -p memory_regression.plugin``)."""
+        return self.pytest_flag or self.flag
 
     @property
     def key(self) -> str:
@@ -62,6 +68,8 @@ OPTIONS: tuple[Option, ...] = (
            "cluster (a private 3-master Redis Cluster), fakeredis, image:NAME (a container image's server, "
            "through Docker), or a redis:// URL; several, comma-separated (server,fakeredis), run every "
            "scenario on each and compare", "ENGINES"),
+    Option("--strict", False, "fail the scenarios that warn (a cost or a transient effect, such as storage a "
+           "window does not bound), as well as those that fail", is_switch=True, pytest_flag="--memory-strict"),
     Option("--allow-flush", False, "let the suite flush a non-empty database of --redis URL",
            is_switch=True),
     Option("--report-dir", "memory-reports", "where junit.xml, report.html, summary.md and "
@@ -117,6 +125,7 @@ class Settings:
     token_counter: str | None
     redis_choice: str
     allow_flush: bool
+    strict: bool
     report_dir: Path
     method_overrides: dict[str, str | None]
     call_timeout: float
@@ -150,7 +159,8 @@ class Settings:
             profiles=tuple(profiles),
             token_counter=counter,
             redis_choice=str(values["redis"]),
-            allow_flush=values["allow_flush"] in (True, "true", "True", "1"),
+            allow_flush=is_on(values["allow_flush"]),
+            strict=is_on(values["strict"]),
             report_dir=workdir / str(values["report_dir"]),
             method_overrides={role: values[f"{role}_method"] or None for role in METHOD_ROLES},
             call_timeout=parse_timeout(values["call_timeout"], "--call-timeout"),
@@ -166,6 +176,11 @@ class Settings:
     def redis_shown(self) -> str:
         """The --redis choice as it may be printed: a URL's credentials are redacted."""
         return redact_url(self.redis_choice)
+
+
+def is_on(value: Any) -> bool:
+    """A switch's value, from a flag (True) or an input's text."""
+    return value in (True, "true", "True", "1")
 
 
 def parse_window_sizes(spec: Any) -> tuple[int, ...]:

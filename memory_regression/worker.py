@@ -35,7 +35,7 @@ import tenacity
 
 from .backend import BackendError, Connection, Endpoint, ServerProcess, die_with_parent, find_server_binary
 from .clients import IDLE_CLOSE_SIGN, idle_close_defect
-from .capabilities import Capability, UnknownCapability, detect, lookup, skip_reason
+from .capabilities import Capability, Guarantee, UnknownCapability, detect, lookup, lookup_guarantee, skip_reason
 from .contract import (Message, StoreAdapter, StoreBinding, UsageError, bind_store, close_quietly, exception_chain,
                        load_object)
 from .profiles import ModelProfile, TokenCounter, resolve_counter
@@ -288,6 +288,7 @@ class ScenarioContext:
         self._recipes: dict[StoreAdapter, StoreRecipe] = {}
         self._servers: list[ScenarioServer] = []
         self.findings: list[str] = []
+        self.warnings: list[dict[str, str]] = []
         self.measurements: list[dict[str, Any]] = []
         self.reset()
         # see kill_connections: on each server (each node of a cluster), the last connection opened so far
@@ -316,6 +317,12 @@ class ScenarioContext:
         """Report something the scenario measured (what it covered, how a store's time grew), whether
         it passes or fails: it is listed under the scenario in every report."""
         self.findings.append(finding)
+
+    def warn(self, guarantee: Guarantee, text: str) -> None:
+        """Report a guarantee the store does not hold: a cost or a transient effect, not lost or wrong
+        memory. The scenario still passes (but under ``--strict``), the warning is listed in every
+        report, and the conformance level leaves the guarantee out."""
+        self.warnings.append({"guarantee": Guarantee(guarantee).value, "text": text})
 
     def measure(self, kind: str, data: dict[str, Any]) -> None:
         """Record numbers the scenario measured, of a ``kind`` the reports know (``latency``,
@@ -450,7 +457,7 @@ class ScenarioContext:
         whose size only serves to find caps: a slow but correct store is checked on what it
         appended, instead of being cut off as a hang. The budget is at most a quarter of the
         scenario timeout, which leaves the check room. A store whose append time grows with the
-        history gets a finding saying by how much (:func:`growth_finding`)."""
+        history gets a warning (steady-appends) saying by how much (:func:`growth_finding`)."""
         __tracebackhide__ = True
         budget_s = min(budget_s, self._worker.settings.scenario_timeout / BUDGET_SHARE)
         durations: list[float] = []
@@ -461,9 +468,9 @@ class ScenarioContext:
                 break
             store.append(session_id, message.role, message.content)
             durations.append(time.perf_counter() - before)
-        finding = growth_finding(durations, time.perf_counter() - started)
-        if finding:
-            self.note(finding)
+        growth = growth_finding(durations, time.perf_counter() - started)
+        if growth:
+            self.warn(Guarantee.STEADY_APPENDS, growth)
         return TimedAppends(messages[:len(durations)], len(messages), budget_s)
 
     def concurrently(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
@@ -614,6 +621,7 @@ class ScenarioContext:
             while not done.is_set():
                 if released is None or released.is_set():
                     seen.append(await store.aload(session_id))
+                    await asyncio.sleep(0)   # a store whose coroutines never suspend would starve the writers
                 else:
                     await asyncio.sleep(RELEASE_POLL_S)
 
@@ -714,8 +722,8 @@ class ScenarioContext:
         self._connection.admin.pexpire(key, milliseconds)
 
     def close(self) -> list[str]:
-        """Close the stores and their clients, stop the scenario's own servers; return the keys left
-        without a TTL."""
+        """Close the stores and their clients, stop the scenario's own servers, flush the scenario's
+        database; return the keys that were left without a TTL."""
         __tracebackhide__ = True
         try:
             for instance in self._stores:
@@ -734,11 +742,14 @@ class ScenarioContext:
             for server in self._servers:
                 server.stop()
             shutil.rmtree(self.data_dir, ignore_errors=True)
-        return [k for k in self.keys() if self.pttl_ms(k) == -1][:KEYS_WITHOUT_TTL_PER_SCENARIO]
+        left = [k for k in self.keys() if self.pttl_ms(k) == -1][:KEYS_WITHOUT_TTL_PER_SCENARIO]
+        self.reset()   # an external --redis database is left as empty as the run found it
+        return left
 
 
 KEYS_WITHOUT_TTL_KEY = pytest.StashKey[list]()
 FINDINGS_KEY = pytest.StashKey[list]()
+WARNINGS_KEY = pytest.StashKey[list]()   # ScenarioContext.warn's records
 MEASUREMENTS_KEY = pytest.StashKey[list]()   # ScenarioContext.measure's records
 OWN_SERVERS_KEY = pytest.StashKey[list]()   # the scenario's own servers (ScenarioContext.own_server)
 STORES_KEY = pytest.StashKey[list]()   # the store instances the scenario built, whose clients a diagnosis may name
@@ -914,6 +925,7 @@ class ScenarioWorker:
         __tracebackhide__ = True
         context = ScenarioContext(self, request.node.nodeid, memory_engine)
         request.node.stash[FINDINGS_KEY] = context.findings   # kept even if closing fails
+        request.node.stash[WARNINGS_KEY] = context.warnings
         request.node.stash[MEASUREMENTS_KEY] = context.measurements
         request.node.stash[OWN_SERVERS_KEY] = context._servers
         request.node.stash[STORES_KEY] = context._stores
@@ -923,6 +935,10 @@ class ScenarioWorker:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
         report = yield
+        warnings = item.stash.get(WARNINGS_KEY, [])
+        if report.when == "call" and report.passed and warnings and self.settings.strict:
+            text = "; ".join(warning["text"] for warning in warnings)
+            report.outcome, report.longrepr = "failed", f"{text} (a warning: --strict fails it)"
         missing = module_command(call.excinfo.value) if report.failed and call.excinfo else None
         if missing and item.stash.get(OWN_SERVERS_KEY, None):   # the scenario's own server lacks it
             command, module = missing
@@ -949,6 +965,9 @@ class ScenarioWorker:
                                       for text in item.stash.get(FINDINGS_KEY, [])[:FINDINGS_PER_SCENARIO]]
             report.memory_measurements = redacted(item.stash.get(MEASUREMENTS_KEY, [])[:FINDINGS_PER_SCENARIO],
                                                   self.redactor)
+            report.memory_warnings = [{**warning, "text": cap(self.redactor.text(warning["text"]), DETAILS_LIMIT,
+                                                              "this warning")}
+                                      for warning in warnings[:FINDINGS_PER_SCENARIO]]
         return report
 
     def pytest_sessionfinish(self) -> None:
@@ -994,11 +1013,12 @@ def cap(text: str, limit: int, what: str) -> str:
 def scenario_info(item: pytest.Item) -> dict[str, Any]:
     """What the reports say about a scenario: its name, group, matrix point and capabilities."""
     requires = [lookup(c).value for mark in item.iter_markers("requires") for c in mark.args]
+    guarantees = [lookup_guarantee(g).value for mark in item.iter_markers("guarantees") for g in mark.args]
     params = getattr(getattr(item, "callspec", None), "params", {})
     window, profile = params.get("window"), params.get("profile")
     point = f"N={window}" if window is not None else profile.name if profile is not None else ""
     return {"scenario": getattr(item, "originalname", item.name), "group": scenario_group(item.path.as_posix()),
-            "point": point, "requires": requires, "engine": params.get("memory_engine", "")}
+            "point": point, "requires": requires, "guarantees": guarantees, "engine": params.get("memory_engine", "")}
 
 
 def definition_line(factory: Any) -> int | None:
@@ -1017,8 +1037,8 @@ def describe_outcome(report: pytest.TestReport, excinfo: Any, stores: list[Any] 
     if report.skipped:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         return _verdict(reason.removeprefix("Skipped: "))
-    if excinfo is None:
-        return _verdict("")
+    if excinfo is None:   # a scenario that passed with warnings, failed by --strict, says them
+        return _verdict(str(report.longrepr or ""))
     exc = excinfo.value
     steps = "\n".join(getattr(exc, "__notes__", []))  # Hypothesis lists the steps of a failing sequence here
     if isinstance(exc, HistoryMismatch):

@@ -13,6 +13,7 @@ import math
 
 import pytest
 
+from memory_regression.capabilities import Guarantee
 from memory_regression.contract import Message
 from memory_regression.reference import SUFFIX, burst, check_burst, foreign_or_repeated, listed, messages, out_of_run
 
@@ -54,17 +55,19 @@ def test_concurrent_writers_lose_nothing(memory):
 
 @pytest.mark.real_server(REAL_SERVER)
 @pytest.mark.requires("count-window")
+@pytest.mark.guarantees("atomic-window")
 def test_concurrent_writers_keep_the_window(memory, window):
     """Four writers append at least two windows' worth of messages to one session at once while two
     readers load it over and over, first as threads sharing one store object (tasks on one event
     loop for an async store), then as four processes with a store of their own while the readers
-    load in the scenario's process: no reader ever sees more than N messages, or a history that is
-    not a suffix of the session (a writer's messages with a gap); after the burst the session holds
-    exactly the last N (under the suffix policy; at most N under the others).
+    load in the scenario's process: no reader ever sees a history that is not a suffix of the
+    session (a writer's messages with a gap, one twice); after the burst the session holds exactly
+    the last N (under the suffix policy; at most N under the others). A reader that sees more than N
+    during the burst is a warning (atomic-window): transient, not lost memory.
 
-    If this fails: the trim runs outside the append's transaction (RPUSH, then LTRIM in a second
-    round trip, so a reader in between sees too many), or its range is computed from a length read
-    earlier (LTRIM from the length RPUSH returned: another writer's push moved the list, and the
+    If this warns: the trim runs outside the append's transaction (RPUSH, then LTRIM in a second
+    round trip, so a reader in between sees too many). If this fails: the trim's range is computed
+    from a length read earlier (LTRIM from the length RPUSH returned: another writer's push moved the list, and the
     trim cuts a message it should keep). Push and trim in one MULTI/EXEC or Lua script, with LTRIM
     key -N -1. If only the processes break it, the store serialises push and trim with a lock of its
     own process, which the other processes do not see."""
@@ -81,14 +84,21 @@ def test_concurrent_writers_keep_the_window(memory, window):
 
 def check_window(store, session_id: str, window: int, writers: list[list[Message]], seen: list[list[Message]],
                  how: str, memory) -> None:
-    """What the readers ``seen`` during the burst, and the session after it, keep the window."""
+    """What the readers ``seen`` during the burst hold no message twice, none that was not appended,
+    and no gap; loads over the window during the burst are a warning (atomic-window: transient, the
+    session after it is what is kept); the session after the burst keeps the window."""
     for history in seen:
         problem = foreign_or_repeated(history, writers) or out_of_run(history, writers)
-        if len(history) > window:
-            problem = f"a reader loaded {messages(len(history))} during the burst, over the window of {window}"
         if problem:
             raise AssertionError(f"N={window}, while {WRITERS} writers appended ({how}): {problem}\n"
                                  f"that load:\n{listed(history)}")
+    over = [len(history) for history in seen if len(history) > window]
+    if over:
+        memory.warn(Guarantee.ATOMIC_WINDOW,
+                    f"N={window}, while {WRITERS} writers appended ({how}): {len(over)} of {len(seen)} loads held more "
+                    f"than the window, up to {messages(max(over))}: the trim runs after the push, not with it (RPUSH, "
+                    "then LTRIM in a second round trip), so a reader between the two sees too many; push and trim in "
+                    "one MULTI/EXEC or Lua script")
     history = store.load(session_id)
     wanted = window if memory.window_policy == SUFFIX else None
     problem = foreign_or_repeated(history, writers) or out_of_run(history, writers)

@@ -117,7 +117,7 @@ def test_action_on_a_correct_store(docker_client, tmp_path):
     assert finished.status == 0, finished.logs
     assert outputs["failed"] == "0" and outputs["errors"] == "0"
     assert int(outputs["passed"]) + int(outputs["skipped"]) == int(outputs["total"]) > 0
-    assert outputs["conformance-level"] == "core+count-window+ttl+namespace+clear"
+    assert outputs["conformance-level"] == "core+count-window+ttl+namespace+clear+bounded-storage+steady-appends+atomic-window"
     assert outputs["junit-path"] == "memory-reports/junit.xml"
     assert outputs["html-path"] == "memory-reports/report.html"
     assert summary.startswith("## Memory regression: passed")
@@ -143,7 +143,7 @@ def test_action_on_a_broken_store_annotates_escaped_failures(docker_client, tmp_
         docker_client, tmp_path, {"STORE": "app/memory.py:CountWindowStore", "WINDOW-SIZES": "3,7",
                                   "PYTEST-ARGS": "-k 'not stateful and not concurrency'"}, broken=True)
     assert finished.status == 1, finished.logs
-    assert outputs["failed"] == "2" and outputs["conformance-level"] == "core+ttl+namespace+clear"
+    assert outputs["failed"] == "2" and outputs["conformance-level"] == "core+ttl+namespace+clear+bounded-storage+steady-appends"
     errors = [line for line in finished.logs.splitlines() if line.startswith("::error ")]
     assert len(errors) == 2, finished.logs
     first = errors[0]

@@ -44,6 +44,7 @@ class Framework:
     methods: Callable[[type], Methods]
     encode: Callable[[dict], list]
     decode: Callable[[Any], list[dict]]
+    message_type: str | None = None                 # ``module:Class`` of its message objects, if it has its own
 
 
 def subclass_of(cls: type, qualified: str) -> bool:
@@ -59,6 +60,19 @@ def overrides(cls: type, base: str, name: str) -> bool:
     module_name, _, class_name = base.partition(":")
     base_class = getattr(sys.modules[module_name], class_name)
     return getattr(cls, name, None) is not getattr(base_class, name, None)
+
+
+def framework_of_messages(history: Any) -> Framework | None:
+    """The framework whose message objects ``history`` (what a store that is no framework's loaded)
+    is a list of, so that they are read with its own converters, as a framework store's are; None
+    for anything else (dicts, objects of the store's own). Only a framework already imported counts."""
+    if not isinstance(history, list) or not history:
+        return None
+    for name in MODULES:
+        framework = importlib.import_module(f"{__name__}.{name}").FRAMEWORK
+        if framework.message_type and all(subclass_of(type(item), framework.message_type) for item in history):
+            return framework
+    return None
 
 
 def framework_of(cls: Any) -> Framework | None:

@@ -39,4 +39,5 @@ def decode(history: Any) -> list[dict]:
 
 
 FRAMEWORK = Framework("LangChain BaseChatMessageHistory", per_session=True,
-                      matches=lambda cls: subclass_of(cls, BASE), methods=methods, encode=encode, decode=decode)
+                      matches=lambda cls: subclass_of(cls, BASE), methods=methods, encode=encode, decode=decode,
+                      message_type="langchain_core.messages:BaseMessage")

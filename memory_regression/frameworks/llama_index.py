@@ -31,4 +31,4 @@ FRAMEWORK = Framework("LlamaIndex BaseChatStore", per_session=False,
                       matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("add_message", "get_messages", "delete_messages",
                                                   append_takes_list=False),
-                      encode=encode, decode=decode)
+                      encode=encode, decode=decode, message_type="llama_index.core.base.llms.types:ChatMessage")

@@ -80,6 +80,21 @@ class TrimsUnderItsProcessLock(TrimsFromPushedLength):
             return super().get(session_id)
 
 
+class TrimsInASecondStep(ListStore):
+    """Pushes and sets the TTL in one transaction, then trims in a second round trip, with the right
+    range (``LTRIM key -N -1``): nothing is lost and the session ends with the last N, but a reader
+    between the two steps sees more than N: a transient effect, which the window scenario warns of."""
+
+    def trim(self, pipe, key):
+        pass
+
+    def append(self, session_id, role, content):
+        super().append(session_id, role, content)
+        self.redis.ltrim(self.key(session_id), -self.max_messages, -1)
+
+
+WARNED_BY: dict[type, list[str]] = {TrimsInASecondStep: [KEEP_THE_WINDOW]}
+
 CAUGHT_BY: dict[type, list[str]] = {
     ReadModifyWrite: [LOSE_NOTHING],
     LocksInItsProcess: [LOSE_NOTHING],

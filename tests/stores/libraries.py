@@ -147,7 +147,8 @@ class LibraryStore:
     spec: str                    # --store
     args: tuple = ()             # further options: policy, token counter
     failing: tuple = ()          # the scenarios it fails, each a real bug or contract mismatch
-    why: str = ""                # what those failures are, checked against the library alone
+    why: str = ""                # what those failures and warnings are, checked against the library alone
+    warned: tuple = ()           # the scenarios that pass with a warning: a cost (storage a window does not bound)
 
 
 # the footprint scenarios: a window applied only to what is read leaves Redis holding every message
@@ -163,22 +164,22 @@ LIBRARY_STORES = (
     LibraryStore("openai-agents", "RedisSession", "agents.extensions.memory:RedisSession"),
     LibraryStore("llama-index-core", "ChatMemoryBuffer over RedisChatStore",
                  "tests.stores.libraries:LlamaIndexMemoryBuffer", ("--window-policy", "start-on-user", *WORD_BUDGETS),
-                 (TOKEN_FOOTPRINT,), "a known design: ChatMemoryBuffer applies its token limit to the history it returns "
-                 "(get), never to the chat store, so Redis keeps every message of the session"),
+                 (), "a known design: ChatMemoryBuffer applies its token limit to the history it returns "
+                 "(get), never to the chat store, so Redis keeps every message of the session", (TOKEN_FOOTPRINT,)),
     LibraryStore("langchain-classic", "ConversationTokenBufferMemory over RedisChatMessageHistory (without the "
                  "concurrency group: the adapter holds a user message until its answer, one exchange at a time)",
                  # it re-reads and re-counts the whole history at every exchange: the scenario timeout
                  # of 20 s gives the no-silent-cap scenario 5 s of appends (the default, 20 s)
                  "tests.stores.libraries:LangChainTokenBuffer",
                  (*WORD_BUDGETS, "--scenario-timeout", "20", "-k", "not concurrency"),
-                 ("test_token_window_keeps_maximal_suffix", TOKEN_FOOTPRINT),
+                 ("test_token_window_keeps_maximal_suffix",),
                  "a known bug: it prunes a copy of the history, so Redis is never trimmed "
-                 "(langchain#5053, #10078, #18303)"),
+                 "(langchain#5053, #10078, #18303)", (TOKEN_FOOTPRINT,)),
     LibraryStore("langchain-classic", "ConversationBufferWindowMemory over RedisChatMessageHistory",
                  "tests.stores.libraries:LangChainWindow", (),
                  ("test_count_window_keeps_last_n", "test_random_operations_match_the_model",
-                  "test_concurrent_writers_keep_the_window", FOOTPRINT),
+                  "test_concurrent_writers_keep_the_window"),
                  "a contract mismatch: k counts exchanges, so it keeps 2k messages; and a known design: the window "
                  "applies to what it reads (buffer_as_messages), never to the history in Redis, which keeps every "
-                 "message"),
+                 "message", (FOOTPRINT,)),
 )

@@ -16,24 +16,33 @@ from tests.stores.correct import ListStore
 
 START_ON_USER, KEEP_SYSTEM = "start-on-user", "keep-system"
 
-# each element is "<tokens>|<json>". Keep the newest elements until ARGV[1] are kept or their tokens
-# are over ARGV[2] (the element that takes them over is kept too), and the first element when ARGV[4]
-# is 1 and its JSON starts with ARGV[3] (a system message, as ListStore encodes it), in one step
+# each element is "<tokens>|<json>"; KEYS[2] holds the tokens of the whole list. Add the newest
+# element's tokens to it; while the list is within ARGV[1] elements and the total within ARGV[2]
+# tokens, that is all (an append costs the same at any length). Else keep the newest elements until
+# ARGV[1] are kept or their tokens are over ARGV[2] (the element that takes them over is kept too), and
+# the first element when ARGV[4] is 1 and its JSON starts with ARGV[3] (a system message, as ListStore
+# encodes it), in one step, and count the total again
 TRIM_STORAGE = """
 local keep, budget = tonumber(ARGV[1]), tonumber(ARGV[2])
+local function tokens_of(item) return tonumber(string.match(item, '^(%d+)|')) end
+local total = redis.call('INCRBY', KEYS[2], tokens_of(redis.call('LINDEX', KEYS[1], -1)))
+if redis.call('LLEN', KEYS[1]) <= keep and total <= budget then return total end
 local items = redis.call('LRANGE', KEYS[1], 0, -1)
 local function json(item) return string.sub(item, string.find(item, '|', 1, true) + 1) end
 local pinned = ARGV[4] == '1' and #items > 0 and string.sub(json(items[1]), 1, string.len(ARGV[3])) == ARGV[3]
 local first, start, kept, tokens = pinned and 2 or 1, #items + 1, 0, 0
 while start > first and kept < keep and tokens <= budget do
   start = start - 1
-  kept, tokens = kept + 1, tokens + tonumber(string.match(items[start], '^(%d+)|'))
+  kept, tokens = kept + 1, tokens + tokens_of(items[start])
 end
 if start > first then
   if pinned then redis.call('LSET', KEYS[1], start - 2, items[1]) end
   redis.call('LTRIM', KEYS[1], pinned and start - 2 or start - 1, -1)
 end
-return redis.call('LLEN', KEYS[1])
+total = 0
+for _, item in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do total = total + tokens_of(item) end
+redis.call('SET', KEYS[2], total)
+return total
 """
 SYSTEM_PREFIX = json.dumps({"role": "system", "content": ""})[:-len('""}')]   # '{"role": "system", "content": '
 
@@ -58,11 +67,21 @@ class PolicyStore(ListStore):
     def decode(self, raw):
         return super().decode(raw.partition("|")[2])
 
+    def total_key(self, key):
+        return key + ":tokens"
+
     def trim(self, pipe, key):
         """Storage keeps one message more than the window's limits, and the leading system message
         under keep-system: the window itself is applied when loading."""
-        pipe.eval(TRIM_STORAGE, 1, key, self.max_messages + 1, self.max_tokens, SYSTEM_PREFIX,
+        pipe.eval(TRIM_STORAGE, 2, key, self.total_key(key), self.max_messages + 1, self.max_tokens, SYSTEM_PREFIX,
                   int(KEEP_SYSTEM in self.RULES))
+
+    def expire(self, pipe, key):
+        super().expire(pipe, key)
+        pipe.expire(self.total_key(key), self.ttl)
+
+    def clear(self, session_id):
+        self.redis.delete(self.key(session_id), self.total_key(self.key(session_id)))
 
     def cost(self, messages):
         return sum(self.count_tokens(message["content"]) for message in messages)

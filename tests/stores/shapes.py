@@ -170,3 +170,25 @@ class TypedMessages:
 
     def clear(self, session_id: str) -> None:
         self.dicts.clear(session_id)
+
+
+class NeverSuspends(ListStore):
+    """``async def`` methods that do their I/O with a synchronous client (built from ``redis_url``), as
+    autogen's memory does: a coroutine that never suspends, so tasks beside it run only between its
+    calls. Correct: the suite's readers and writers on its loop must still take turns."""
+
+    def __init__(self, redis_url, namespace, max_messages, ttl):
+        import redis
+        super().__init__(redis.Redis.from_url(redis_url, decode_responses=True), namespace, max_messages, ttl)
+
+    async def append(self, session_id, role, content):
+        super().append(session_id, role, content)
+
+    async def get(self, session_id):
+        return super().get(session_id)
+
+    async def clear(self, session_id):
+        super().clear(session_id)
+
+    def close(self):
+        self.redis.close()
