@@ -31,6 +31,7 @@ RUN apt-get update \
 COPY --from=build /opt/memory-regression /opt/memory-regression
 COPY entrypoint.py /opt/memory-regression/entrypoint.py
 ENV PATH=/opt/memory-regression/bin:$PATH \
+    MEMORY_REGRESSION_IN_IMAGE=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1

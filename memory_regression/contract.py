@@ -27,6 +27,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import os
 import sys
 import traceback
 import typing
@@ -145,11 +146,11 @@ def contract_summary() -> str:
             "LangChain chat histories, LlamaIndex chat stores and OpenAI Agents sessions run as they are.")
 
 
-def user_traceback(exc: BaseException) -> str:
-    """The traceback of an exception raised by user code, without our or importlib's frames."""
-    own = str(Path(__file__).resolve().parent)
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if not f.filename.startswith(own) and not f.filename.startswith("<frozen")]
+def user_traceback(exc: BaseException, hidden: tuple[str, ...] = ()) -> str:
+    """The traceback of an exception raised by user code, without our or importlib's frames, nor
+    those under the directories ``hidden``."""
+    own = (str(Path(__file__).resolve().parent), "<frozen", *hidden)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(own)]
     lines = traceback.format_list(frames) + traceback.format_exception_only(type(exc), exc)
     return "Traceback (most recent call last):\n" + "".join(lines)
 
@@ -163,21 +164,112 @@ def exception_chain(exc: BaseException | None) -> Iterator[BaseException]:
         exc = exc.__cause__ or exc.__context__
 
 
-def load_object(spec: str, workdir: Path, what: str = "store") -> tuple[Any, Path | None]:
-    """Resolve ``file.py:NAME`` or ``package.module:NAME``; return the object and its source file."""
+# set in the Docker image: a store file that is not found there is most often a directory not mounted
+IN_IMAGE = "MEMORY_REGRESSION_IN_IMAGE"
+
+
+def split_spec(spec: str, what: str = "store") -> tuple[str, str, bool]:
+    """``file.py:NAME`` or ``package.module:NAME`` as (module part, name, whether it is a path)."""
     module_part, sep, name = spec.rpartition(":")
     if not sep or not module_part or not name:
         raise UsageError(
             f"--{what} {spec!r} is not of the form path/to/file.py:NAME or package.module:NAME")
+    return module_part, name, module_part.endswith(".py") or "/" in module_part or "\\" in module_part
+
+
+def missing_file(spec: str, module_part: str, workdir: Path, what: str = "store") -> UsageError:
+    hint = ""
+    if os.environ.get(IN_IMAGE) and not os.environ.get("GITHUB_ACTIONS"):
+        hint = (f" (inside the image the store's files come from a mounted directory: run docker run -v "
+                f"\"$PWD:{workdir}\" -w {workdir} ... from the directory that holds {module_part})")
+    return UsageError(f"--{what} {spec!r}: no file {module_part} under the working directory {workdir}{hint}")
+
+
+def check_spec(spec: str, workdir: Path, what: str = "store") -> None:
+    """What can be said of ``spec`` without running any code of the user's, before Redis and the
+    workers start: its form, that its file or module exists, and, where its source can be read, that
+    it defines NAME at the top level. The workers import it (:func:`load_object`), which says the rest."""
+    module_part, name, is_path = split_spec(spec, what)
+    if is_path:
+        source = (workdir / module_part).resolve()
+        if not source.is_file():
+            raise missing_file(spec, module_part, workdir, what)
+    else:
+        exists, source = _module_source(module_part, workdir)
+        if not exists:
+            raise UsageError(f"--{what} {spec!r}: no module {module_part!r} importable from {workdir} "
+                             "(give a path ending in .py, or run from the directory that holds the package)")
+    defined = _top_level_names(source) if source is not None and source.suffix == ".py" else None
+    if defined is not None and name not in defined:
+        public = sorted(n for n in defined if not n.startswith("_"))
+        raise UsageError(f"--{what} {spec!r}: {module_part} has no attribute {name!r} "
+                         f"(it defines: {', '.join(public) or 'nothing public'})")
+
+
+def _module_source(dotted: str, workdir: Path) -> tuple[bool, Path | None]:
+    """Whether ``dotted`` exists, found without importing it or its packages (no ``__init__`` runs),
+    and its source file where it has one (a built-in, a namespace package or a module an importer of
+    its own provides has none)."""
+    from importlib.machinery import PathFinder
+    parts = dotted.split(".")
+    found = PathFinder.find_spec(parts[0], [str(workdir), *sys.path])
+    if found is None:   # not on the path: perhaps a built-in, or an editable install's own finder
+        return importlib.util.find_spec(parts[0]) is not None, None
+    for part in parts[1:]:
+        if not found.submodule_search_locations:
+            return False, None
+        found = PathFinder.find_spec(part, list(found.submodule_search_locations))
+        if found is None:
+            return False, None
+    return True, Path(found.origin) if found.origin and found.has_location else None
+
+
+def _top_level_names(source: Path) -> set[str] | None:
+    """The names a module's source binds at its top level (inside if, try, for and with blocks too),
+    or None when that cannot be told from the source: unreadable, not Python, a star import, a module
+    __getattr__, names made through globals(), exec or setattr."""
+    import ast
+    try:
+        tree = ast.parse(source.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+           and node.func.id in ("globals", "exec", "setattr") for node in ast.walk(tree)):
+        return None
+    names: set[str] = set()
+
+    def visit(statements: list) -> bool:
+        for node in statements:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                names.add(node.name)
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                if any(alias.name == "*" for alias in node.names):
+                    return False
+                names.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+                continue
+            targets = (node.targets if isinstance(node, ast.Assign) else
+                       [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)) else
+                       [item.optional_vars for item in node.items if item.optional_vars]
+                       if isinstance(node, (ast.With, ast.AsyncWith)) else [])
+            names.update(name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name))
+            blocks = [getattr(node, block, []) for block in ("body", "orelse", "finalbody")]
+            if not all(visit(block) for block in [*blocks, *(h.body for h in getattr(node, "handlers", []))]):
+                return False
+        return True
+    return names if visit(tree.body) and "__getattr__" not in names else None
+
+
+def load_object(spec: str, workdir: Path, what: str = "store") -> tuple[Any, Path | None]:
+    """Resolve ``file.py:NAME`` or ``package.module:NAME``; return the object and its source file."""
+    module_part, name, is_path = split_spec(spec, what)
     if str(workdir) not in sys.path:
         sys.path.insert(0, str(workdir))
-    is_path = module_part.endswith(".py") or "/" in module_part or "\\" in module_part
     try:
         if is_path:
             path = (workdir / module_part).resolve()
             if not path.is_file():
-                raise UsageError(
-                    f"--{what} {spec!r}: no file {module_part} under the working directory {workdir}")
+                raise missing_file(spec, module_part, workdir, what)
             module_name = f"_memory_regression_user_{path.stem}_{abs(hash(str(path)))}"
             module = sys.modules.get(module_name)
             if module is None:

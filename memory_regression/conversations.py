@@ -101,9 +101,16 @@ def check_points(count: int, fixed: Iterable[int], seed_text: str) -> list[int]:
     return sorted(sampled | {point for point in fixed if 0 <= point <= count})
 
 
+# a message equal to the one before it: users do say "continue" twice
+REPEATED = Message("user", "continue")
+
+
 def tricky_messages() -> list[Message]:
+    """The round trip's messages: each of :data:`TRICKY_CONTENTS`, roles in turn, then
+    :data:`REPEATED` twice."""
     roles = ("user", "assistant", "system")
-    return [Message(roles[i % 3], content) for i, (_label, content) in enumerate(TRICKY_CONTENTS)]
+    return [*(Message(roles[i % 3], content) for i, (_label, content) in enumerate(TRICKY_CONTENTS)),
+            REPEATED, REPEATED]
 
 
 _WORDS = ("memory context window session token budget model assistant user reply summary "
@@ -136,17 +143,21 @@ class _WordText:
     def about(self, tokens: int) -> str:
         return " ".join(self.words(round((tokens - self.base) / self.per_word)))
 
-    def exactly(self, tokens: int) -> str | None:
-        """A text whose cost is exactly ``tokens``, or None if this counter cannot land there."""
+    def exactly(self, tokens: int, prefix: str = "") -> str | None:
+        """A text whose cost is exactly ``tokens`` (starting with ``prefix``, if given), or None if this
+        counter cannot land there."""
         words = self.words(int((tokens - self.base) / self.per_word * 1.5) + 8)
+
+        def text_of(count: int) -> str:
+            return " ".join([prefix, *words[:count]] if prefix else words[:count])
         low, high = 0, len(words)            # largest prefix whose cost stays within tokens
         while low < high:
             middle = (low + high + 1) // 2
-            if self.cost(" ".join(words[:middle])) <= tokens:
+            if self.cost(text_of(middle)) <= tokens:
                 low = middle
             else:
                 high = middle - 1
-        text = " ".join(words[:low])
+        text = text_of(low)
         for pad in ("x", " x", "."):
             candidate = text
             for _ in range(8):
@@ -163,6 +174,22 @@ def sized_text(tokens: int, cost: Callable[[str], int], seed_text: str) -> Calla
     """Texts of about ``tokens`` each under ``cost``, from seeded words (the same on every run)."""
     texts = _WordText(cost, zlib.crc32(seed_text.encode()))
     return lambda: texts.about(tokens)
+
+
+def equal_cost(writers: list[list[Message]], tokens: int, cost: Callable[[str], int],
+               seed_text: str) -> list[list[Message]] | None:
+    """``writers``' messages, each content padded with seeded words to cost exactly ``tokens`` under
+    ``cost`` (each still starts with its own text, so whose message it is shows), or None if the counter
+    cannot land there: under a token budget they fill the window like a count window of
+    ``budget // tokens``."""
+    texts = _WordText(cost, zlib.crc32(seed_text.encode()))
+    padded = []
+    for sent in writers:
+        contents = [texts.exactly(tokens, prefix=message.content) for message in sent]
+        if None in contents:
+            return None
+        padded.append([Message(message.role, content) for message, content in zip(sent, contents)])
+    return padded
 
 
 def token_conversation(budget: int, cost: Callable[[str], int], seed_text: str,

@@ -70,10 +70,11 @@ def observe(context: "ScenarioContext", binding: StoreBinding) -> list[str]:
     not about windows build it (a roomy window and TTL), load it, look at its keys; return what was
     observed, in words, or raise :class:`UsageError` when the store cannot be judged as bound."""
     __tracebackhide__ = True
-    store = context.store()
     sent = numbered_messages(PROBE_MESSAGES, "observed")
     appended: list[Message] = []
+    store = None
     try:
+        store = context.store()
         started = time.perf_counter()
         for message in sent:
             if appended and time.perf_counter() - started >= PROBE_BUDGET_S:
@@ -138,7 +139,7 @@ def _ttl(binding: StoreBinding, context: "ScenarioContext", keys: list[str]) -> 
 def _instance(store: Any) -> Any:
     """The probe's store instance, or None if building it was what failed."""
     try:
-        return store.instance_for(PROBE_SESSION)
+        return store.instance_for(PROBE_SESSION) if store is not None else None
     except Exception:   # noqa: BLE001
         return None
 

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterator
 from urllib.parse import urlsplit
 
+import _pytest
+import pluggy
 import pytest
 import redis
 import tenacity
@@ -37,7 +39,7 @@ from .backend import BackendError, Connection, Endpoint, ServerProcess, die_with
 from .clients import IDLE_CLOSE_SIGN, idle_close_defect
 from .capabilities import Capability, Guarantee, UnknownCapability, detect, lookup, lookup_guarantee, skip_reason
 from .contract import (Message, StoreAdapter, StoreBinding, UsageError, bind_store, close_quietly, exception_chain,
-                       load_object)
+                       load_object, user_traceback)
 from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .redaction import Redactor
 from .reference import HistoryMismatch, summarize
@@ -474,11 +476,11 @@ class ScenarioContext:
         return TimedAppends(messages[:len(durations)], len(messages), budget_s)
 
     def concurrently(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
-                     readers: int = 0, sessions: list[str] | None = None) -> list[list[Message]]:
+                     readers: int = 0, sessions: list[str] | None = None) -> list[list[list[Message]]]:
         """Append each list in ``writers`` to ``session_id`` (or to its own of ``sessions``, one per
         writer) by a writer of its own, all released at once by a barrier, while ``readers`` readers
-        load ``session_id`` over and over until every writer is done; return the histories the
-        readers loaded. Writers and readers share ``store``, as a server's requests share one store
+        load ``session_id`` over and over until every writer is done; return, for each reader, the
+        histories it loaded, in order. Writers and readers share ``store``, as a server's requests share one store
         object: threads for a sync store, tasks on the scenario's event loop for an async one. A
         writer's or reader's exception is raised."""
         __tracebackhide__ = True
@@ -505,7 +507,7 @@ class ScenarioContext:
             return self._reading_while(store, session_id, readers, written)
 
     async def _tasks(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
-                     readers: int, sessions: list[str]) -> list[list[Message]]:
+                     readers: int, sessions: list[str]) -> list[list[list[Message]]]:
         """:meth:`concurrently` for an async store: tasks on one loop, interleaved at every await."""
         __tracebackhide__ = True
         barrier = asyncio.Barrier(len(writers))
@@ -581,23 +583,25 @@ class ScenarioContext:
                                time.perf_counter() - started, timeout)
 
     def _reading_while(self, store: StoreAdapter, session_id: str, readers: int, writing: Callable[[], Any],
-                       released: Any = None) -> list[list[Message]]:
+                       released: Any = None) -> list[list[list[Message]]]:
         """Call ``writing`` (it returns when the writers are done, raising a writer's exception) while
         ``readers`` readers load ``session_id`` over and over, from the moment ``released`` (an event,
-        if given) is set; return what they loaded. Readers are threads for a sync store, tasks on the
+        if given) is set; return what they loaded: for each reader, its loads in order. Readers are threads for a sync store, tasks on the
         scenario's event loop for an async one."""
         __tracebackhide__ = True
         if self._loop is not None:
             return self.run_awaitable(self._areading_while(store, session_id, readers, asyncio.to_thread(writing),
                                                            released))
-        seen: list[list[Message]] = []
+        seen: list[list[list[Message]]] = []
         done = threading.Event()
 
         def read() -> None:
             __tracebackhide__ = True   # a store's exception shows the store's frames, not these
+            loaded: list[list[Message]] = []
+            seen.append(loaded)
             while not done.is_set():
                 if released is None or released.wait(RELEASE_POLL_S):
-                    seen.append(store.load(session_id))
+                    loaded.append(store.load(session_id))
 
         with ThreadPoolExecutor(max(readers, 1)) as pool:
             reading = [pool.submit(read) for _ in range(readers)]
@@ -611,16 +615,18 @@ class ScenarioContext:
 
     @staticmethod
     async def _areading_while(store: StoreAdapter, session_id: str, readers: int, writing: Awaitable[Any],
-                              released: Any = None) -> list[list[Message]]:
+                              released: Any = None) -> list[list[list[Message]]]:
         """:meth:`_reading_while` for an async store: ``writing`` is awaited while reader tasks load."""
         __tracebackhide__ = True
         done, seen = asyncio.Event(), []
 
         async def read() -> None:
             __tracebackhide__ = True   # a store's exception shows the store's frames, not these
+            loaded: list[list[Message]] = []
+            seen.append(loaded)
             while not done.is_set():
                 if released is None or released.is_set():
-                    seen.append(await store.aload(session_id))
+                    loaded.append(await store.aload(session_id))
                     await asyncio.sleep(0)   # a store whose coroutines never suspend would starve the writers
                 else:
                     await asyncio.sleep(RELEASE_POLL_S)
@@ -634,7 +640,7 @@ class ScenarioContext:
         return seen
 
     def in_processes(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
-                     readers: int = 0) -> list[list[Message]]:
+                     readers: int = 0) -> list[list[list[Message]]]:
         """Append each list in ``writers`` to ``session_id`` by a writer in a process of its own
         (spawned: a worker may hold threads and an event loop, which a fork would copy half-way), as
         replicas of a service append to one session: each binds the store again and builds it as
@@ -934,7 +940,10 @@ class ScenarioWorker:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
-        report = yield
+        try:
+            report = yield
+        except Exception as exc:   # pytest could not render the failure: it stays the scenario's, the rest run
+            report = unrendered_report(item, call, exc)
         warnings = item.stash.get(WARNINGS_KEY, [])
         if report.when == "call" and report.passed and warnings and self.settings.strict:
             text = "; ".join(warning["text"] for warning in warnings)
@@ -973,6 +982,25 @@ class ScenarioWorker:
     def pytest_sessionfinish(self) -> None:
         for connection in self.connections.values():
             connection.close()
+
+
+# the frames of pytest's own machinery, left out of a failure the suite renders itself
+PYTEST_DIRECTORIES = tuple(str(Path(module.__file__).resolve().parent) for module in (_pytest, pluggy))
+
+
+def unrendered_report(item: pytest.Item, call: pytest.CallInfo, error: Exception) -> pytest.TestReport:
+    """The report of a scenario whose failure pytest could not render (Python 3.11 raises "SystemError:
+    AST constructor recursion depth mismatch" on some deep chains of exceptions; a store's frame may
+    hold a ``__tracebackhide__`` that raises): the store's exception as the traceback module renders
+    it, and what stopped pytest."""
+    exc = call.excinfo.value if call.excinfo else None
+    try:
+        text = user_traceback(exc, PYTEST_DIRECTORIES)[-DETAILS_LIMIT:] if exc is not None else ""
+    except Exception:   # noqa: BLE001 (its own rendering failing too: its type and text are left)
+        text = f"{type(exc).__name__}: {exc!r:.500}"
+    text += f"\n(pytest could not render this failure: {type(error).__name__}: {error})"
+    return pytest.TestReport(item.nodeid, item.location, dict.fromkeys(item.keywords, 1), "failed", text, call.when,
+                             [], call.duration, call.start, call.stop, user_properties=item.user_properties)
 
 
 def growth_finding(durations: list[float], seconds: float) -> str | None:
@@ -1039,7 +1067,31 @@ def describe_outcome(report: pytest.TestReport, excinfo: Any, stores: list[Any] 
         return _verdict(reason.removeprefix("Skipped: "))
     if excinfo is None:   # a scenario that passed with warnings, failed by --strict, says them
         return _verdict(str(report.longrepr or ""))
-    exc = excinfo.value
+    exc, replayed = unwrap_flaky(excinfo.value)
+    verdict = _describe(report, exc, stores)
+    if replayed:   # the store's own failure, if Hypothesis kept it, and that a replay went otherwise
+        found = verdict["message"] if exc is not excinfo.value else ""
+        verdict["message"] = f"{found}; {UNREPRODUCIBLE}" if found else UNREPRODUCIBLE
+    return verdict
+
+
+# what Hypothesis's Flaky errors mean, in store terms
+UNREPRODUCIBLE = ("not reproducible: when the same steps ran again, the store behaved differently (its results "
+                  "depend on something the steps do not set: time, randomness, a counter or cache of its process, "
+                  "another process)")
+
+
+def unwrap_flaky(exc: BaseException) -> tuple[BaseException, bool]:
+    """The store's own failure inside a Hypothesis ``Flaky`` error (raised when a replay of the same
+    steps behaved otherwise), and whether there was one; ``exc`` itself otherwise."""
+    from hypothesis.errors import Flaky
+    if not isinstance(exc, Flaky):
+        return exc, False
+    inner = next(iter(getattr(exc, "exceptions", ())), None) or exc.__context__ or exc.__cause__
+    return (inner if inner is not None else exc), True
+
+
+def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) -> dict[str, Any]:
     steps = "\n".join(getattr(exc, "__notes__", []))  # Hypothesis lists the steps of a failing sequence here
     if isinstance(exc, HistoryMismatch):
         return {**_verdict(exc.diagnosis, "\n".join(filter(None, [exc.listing.text(), steps]))),
@@ -1054,7 +1106,7 @@ def describe_outcome(report: pytest.TestReport, excinfo: Any, stores: list[Any] 
                         "memory store must never flush, reconfigure or shut down the server (it would destroy "
                         "every other session's history)", report.longreprtext[-DETAILS_LIMIT:])
     origin = "the store raised" if report.when == "call" else f"{report.when} failed:"
-    short = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
+    short = exception_line(exc)
     if isinstance(exc, AttributeError) and "'str' object has no attribute 'decode'" in str(exc):
         short += (" (the store decodes bytes, but the suite's redis client is built with "
                   "decode_responses=True and returns str: decode only bytes, or build your own client "
@@ -1063,6 +1115,15 @@ def describe_outcome(report: pytest.TestReport, excinfo: Any, stores: list[Any] 
     if hint:
         short += f" ({hint})"
     return _verdict(f"{origin} {short}", report.longreprtext[-DETAILS_LIMIT:])
+
+
+def exception_line(exc: BaseException) -> str:
+    """The line naming ``exc`` and its message (the last of what the traceback module prints of it, a
+    SyntaxError's included), without the notes Hypothesis adds (the steps of a stateful run)."""
+    notes = {line for note in getattr(exc, "__notes__", None) or [] for line in str(note).splitlines()}
+    lines = [line for line in "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
+             if line not in notes]
+    return lines[-1] if lines else type(exc).__name__
 
 
 def _verdict(message: str, details: str = "") -> dict[str, Any]:

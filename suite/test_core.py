@@ -33,12 +33,14 @@ def test_round_trip_keeps_role_content_and_order(memory):
 
     The contents cover ASCII, CJK, emoji with joiners, right-to-left text, newlines and CRLF,
     surrounding whitespace, JSON-looking and HTML text, the empty string, backslashes, control
-    characters and 100 KB. If this fails, look at the serializer (ensure_ascii, encoding,
-    .strip(), truncation), at how the role is stored, and at LPUSH without a reversal."""
+    characters and 100 KB, then the same user message twice in a row. If this fails, look at the
+    serializer (ensure_ascii, encoding, .strip(), truncation), at how the role is stored, at LPUSH
+    without a reversal, and at anything that drops a message equal to the one before it (a set or
+    a sorted set keyed by the message, a check against the last one stored)."""
     store = memory.store()
     appended = tricky_messages()
     store.append_all("round-trip", appended)
-    labels = ", ".join(label for label, _ in TRICKY_CONTENTS)
+    labels = ", ".join([*(label for label, _ in TRICKY_CONTENTS), "a message equal to the one before it"])
     assert_history(appended, store.load("round-trip"), appended,
                    context=f"round trip of {len(appended)} messages ({labels}): ")
 

@@ -35,6 +35,7 @@ EXAMPLES = 10       # per window size; the generated sequences, not counting a f
 STEPS = 30
 FILL = "fill to "   # appends until the session holds that many messages (at least one)
 RESTART = "restart, then append"   # a new instance in place of this one (a restarted worker) appends one message
+REPEAT = "repeat"   # appends a message equal to the session's last one (users do say "ok" twice)
 
 
 @dataclass
@@ -71,8 +72,9 @@ class Coverage:
 
 @pytest.mark.starts_first
 def test_random_operations_match_the_model(memory, window):
-    """After any sequence of steps, each through either of two instances (append one message; fill
-    the session to N-1, N or N+1 messages; clear it; restart an instance), every session holds
+    """After any sequence of steps, each through either of two instances (append one message; append
+    one equal to the session's last; fill the session to N-1, N or N+1 messages; clear it; restart an
+    instance), every session holds
     what the reference model says: everything appended since its last clear, or, for a
     count-windowed store (run once per N of --window-sizes), what the window policy keeps of it
     (under suffix, the last N; a session's messages alternate user and assistant, the user's first).
@@ -90,7 +92,7 @@ def test_random_operations_match_the_model(memory, window):
     policy = memory.window_policy
     fills = sorted({max(window - 1, 1), window, window + 1}) if window else []
     # fills first: a failure shrinks towards them, one step instead of N appends
-    operations = (*(f"{FILL}{n}" for n in fills), "append", *(["clear"] if can_clear else []), RESTART)
+    operations = (*(f"{FILL}{n}" for n in fills), "append", *(["clear"] if can_clear else []), RESTART, REPEAT)
     coverage = Coverage(window)
 
     class MemoryModel(RuleBasedStateMachine):
@@ -123,7 +125,8 @@ def test_random_operations_match_the_model(memory, window):
             target = int(op.removeprefix(FILL)) if op.startswith(FILL) else 0
             for _ in range(max(target - len(appended), 1)):
                 self.count += 1
-                message = Message(ROLES[len(appended) % 2], f"{CONTENTS[self.count % len(CONTENTS)]} #{self.count}")
+                message = (appended[-1] if op == REPEAT and appended else
+                           Message(ROLES[len(appended) % 2], f"{CONTENTS[self.count % len(CONTENTS)]} #{self.count}"))
                 self.stores[instance].append(session, message.role, message.content)
                 appended.append(message)
             coverage.longest = max(coverage.longest, len(appended))

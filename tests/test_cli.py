@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -314,3 +315,30 @@ def test_in_an_action_junit_cases_point_where_the_annotations_do(tmp_path):
     case = next(ET.parse(tmp_path / "svc/memory-reports/junit.xml").getroot().iter("testcase"))
     assert (case.get("file"), case.get("line")) == ("svc/app/memory.py", "10")
     assert read_outputs(tmp_path / "output")["junit-path"] == "svc/memory-reports/junit.xml"
+
+
+@pytest.mark.parametrize("spec, error", [
+    ("app/memroy.py:Store", "no file app/memroy.py under the working directory"),
+    ("app.memroy:Store", "no module 'app.memroy' importable from"),
+    ("app/memory.py:Stroe", "app/memory.py has no attribute 'Stroe' (it defines: Store, helper, json)"),
+    ("app.memory:Stroe", "app.memory has no attribute 'Stroe' (it defines: Store, helper, json)"),
+])
+def test_a_mistyped_store_is_a_usage_error_before_anything_starts(tmp_path, spec, error):
+    """The store's file, module and name are checked from its source, running none of it, before a
+    Redis server or a worker starts: the package's __init__ below would say so if it ran."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app/__init__.py").write_text("raise SystemExit('the package was imported')\n")
+    (tmp_path / "app/memory.py").write_text("import json\nclass Store:\n    pass\ndef helper():\n    pass\n")
+    started = time.monotonic()
+    done = runner("--store", spec, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert error in done.stderr, done.stderr
+    assert "imported" not in done.stdout + done.stderr and "redis:" not in done.stdout
+    assert time.monotonic() - started < 10   # an interpreter's start and the check; no server, no worker
+
+
+def test_a_store_file_missing_in_the_image_says_to_mount_it(tmp_path):
+    done = runner("--store", "app/memory.py:Store", cwd=tmp_path, env={"MEMORY_REGRESSION_IN_IMAGE": "1"})
+    assert done.returncode == 2
+    assert f'inside the image the store\'s files come from a mounted directory: run docker run -v "$PWD:{tmp_path}"' \
+        in done.stderr, done.stderr

@@ -13,7 +13,7 @@ from tests.stores import (broken, compaction, concurrency, consistency, expiry, 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
 # groups that take seconds, run only on the broken stores meant for them (-k names them)
 SLOW_GROUPS = {"stateful": {broken.STATEFUL}, "expiry": {expiry.ACTIVE, expiry.IDLE},
-               "concurrency": {concurrency.LOSE_NOTHING, concurrency.KEEP_THE_WINDOW}}
+               "concurrency": {concurrency.LOSE_NOTHING, concurrency.KEEP_THE_WINDOW, concurrency.KEEP_THE_TOKEN_WINDOW}}
 # the guarantees a correct store's default run holds: a count-windowed one's also atomic-window
 HELD = "+bounded-storage+steady-appends"
 HELD_WINDOWED = HELD + "+atomic-window"

@@ -25,12 +25,13 @@ OPENAI_AGENTS = "agents.extensions.memory:RedisSession"
 # spec -> (shape, capabilities, conformance level on a real server)
 LIBRARIES = {
     LANGCHAIN: ("LangChain BaseChatMessageHistory: add_message(message)",
-                ["clear", "core", "namespace", "tool-calls", "ttl"], "core+ttl+namespace+clear+tool-calls"),
+                ["clear", "core", "namespace", "tool-calls", "ttl"],
+                "core+ttl+namespace+clear+tool-calls+bounded-storage+steady-appends"),
     LLAMA_INDEX: ("LlamaIndex BaseChatStore: add_message(session_id, message)",
-                  ["clear", "core", "tool-calls", "ttl"], "core+ttl+clear+tool-calls"),
+                  ["clear", "core", "tool-calls", "ttl"], "core+ttl+clear+tool-calls+bounded-storage+steady-appends"),
     OPENAI_AGENTS: ("OpenAI Agents Session: add_items([message, ...])",
                     ["async", "clear", "core", "namespace", "tool-calls", "ttl"],
-                    "core+ttl+namespace+clear+tool-calls+async"),
+                    "core+ttl+namespace+clear+tool-calls+async+bounded-storage+steady-appends"),
 }
 
 SHAPES = {

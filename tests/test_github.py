@@ -82,11 +82,25 @@ def test_publish_writes_outputs_and_summary(tmp_path, capsys):
     github.publish(summary, paths, {"GITHUB_OUTPUT": str(tmp_path / "out"),
                                     "GITHUB_STEP_SUMMARY": str(tmp_path / "sum")}, tmp_path)
     assert read_outputs(tmp_path / "out") == {
-        "total": "3", "passed": "2", "failed": "0", "skipped": "1", "errors": "0",
+        "total": "3", "passed": "2", "failed": "0", "skipped": "1", "errors": "0", "warnings": "0",
         "conformance-level": "core+ttl", "engine-differences": "0", "junit-path": "r/junit.xml",
         "html-path": "r/report.html"}
     assert (tmp_path / "sum").read_text() == "earlier step\n## Memory regression: passed\n"
     assert capsys.readouterr().out == ""
+
+
+def test_warnings_are_warning_annotations_at_most_ten_and_an_output():
+    """A warning (a cost, a transient effect) is a ::warning annotation naming its guarantee, not an
+    ::error; GitHub shows 10 a step, so the rest are counted in a notice."""
+    warned = [ScenarioResult(f"test_f.py::t{i}", f"t{i}", "footprint", "", [], Outcome.PASSED,
+                             warnings=[{"guarantee": "bounded-storage", "text": f"grew {i}×: 100%"}]) for i in range(12)]
+    summary = RunSummary(Status.PASSED, results=warned)
+    lines = github.annotations(summary, Path("/w"))
+    assert lines[0] == "::warning title=memory regression warning (bounded-storage)%3A test_f.py%3A%3At0::grew 0×: 100%25"
+    assert sum(line.startswith("::warning ") for line in lines) == 10 and not any("::error" in line for line in lines)
+    assert lines[-1] == ("::notice title=memory regression::2 more warnings: see the job summary and the HTML "
+                         "report")
+    assert github.outputs(summary, Path("/w"))["warnings"] == "12"
 
 
 def test_workspace_defaults_to_the_working_directory():
@@ -187,7 +201,8 @@ def test_outputs_are_the_totals_the_level_and_the_report_paths(tmp_path):
         ScenarioResult(f"t{i}", f"t{i}", "core", "", [], outcomes[letter]) for i, letter in enumerate("PEFPSEFEPE")],
         report_files={"junit": str(tmp_path / "r" / "junit.xml"), "html": str(tmp_path / "r" / "report.html")})
     assert github.outputs(summary, tmp_path) == {
-        "total": "10", "passed": "3", "failed": "2", "skipped": "1", "errors": "4", "conformance-level": "core+clear",
+        "total": "10", "passed": "3", "failed": "2", "skipped": "1", "errors": "4", "warnings": "0",
+        "conformance-level": "core+clear",
         "engine-differences": "0", "junit-path": "r/junit.xml", "html-path": "r/report.html"}
     assert github.outputs(summary, tmp_path / "r") == {**github.outputs(summary, tmp_path),
                                                       "junit-path": "junit.xml", "html-path": "report.html"}
@@ -196,7 +211,8 @@ def test_outputs_are_the_totals_the_level_and_the_report_paths(tmp_path):
 def test_report_paths_outside_the_workspace_or_not_written_are_empty_outputs(tmp_path):
     outside = RunSummary(Status.USAGE_ERROR, report_files={"junit": "/elsewhere/junit.xml"})
     assert github.outputs(outside, tmp_path) == {
-        "total": "0", "passed": "0", "failed": "0", "skipped": "0", "errors": "0", "conformance-level": "none",
+        "total": "0", "passed": "0", "failed": "0", "skipped": "0", "errors": "0", "warnings": "0",
+        "conformance-level": "none",
         "engine-differences": "0", "junit-path": "", "html-path": ""}
 
 
@@ -304,7 +320,7 @@ def test_a_newline_in_the_report_dir_input_adds_no_output(run_suite, tmp_path):
                        report_dir=workspace / report_dir, give_report_dir=False)
     assert result.exit_code == 0, result.output
     outputs = read_outputs(tmp_path / "out")
-    assert set(outputs) == {"total", "passed", "failed", "skipped", "errors", "conformance-level",
+    assert set(outputs) == {"total", "passed", "failed", "skipped", "errors", "warnings", "conformance-level",
                             "engine-differences", "junit-path", "html-path"}
     assert outputs["junit-path"] == f"{report_dir}/junit.xml"
 

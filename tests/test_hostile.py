@@ -208,3 +208,26 @@ def test_a_factory_that_exits_is_a_usage_error(run_suite):
     assert result.exit_code == 2, result.output
     assert "the factory raised while building a store to inspect" in result.summary["message"]
     assert "SystemExit: 4" in result.summary["message"]
+
+
+def test_a_failure_pytest_cannot_render_is_still_that_scenarios_failure(run_suite):
+    result = run_suite("--store", hostile("UnrenderableFailure"), *NOT_STATEFUL)
+    assert result.exit_code == 1, result.output
+    assert "INTERNALERROR" not in result.output
+    [failure] = result.summary["failures"]
+    assert failure["scenario"] == ROUND_TRIP
+    assert failure["message"] == "the store raised RuntimeError: the store failed", failure
+    assert "pytest could not render this failure: SystemError" in failure["details"]
+    assert result.summary["totals"]["passed"] > 20, "the other scenarios ran"
+
+
+def test_a_store_that_behaves_otherwise_on_a_replay_is_told_so(run_suite):
+    """Hypothesis replays a failing sequence to shrink it; a store whose result does not follow from
+    the steps makes it raise Flaky, whose own words ("The second run stopped drawing earlier ...")
+    are no diagnosis: the verdict keeps the store's failure and says it did not repeat."""
+    result = run_suite("--store", hostile("NotReproducible"), "-k", "stateful")
+    assert result.exit_code == 1, result.output
+    for failure in result.summary["failures"]:
+        assert failure["scenario"] == STATEFUL
+        assert "not reproducible: when the same steps ran again, the store behaved differently" in failure["message"]
+        assert "second run" not in failure["message"] and "the store raised" not in failure["message"], failure

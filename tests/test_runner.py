@@ -368,10 +368,12 @@ def test_junit_has_properties_per_case(run_suite):
     totals = result.summary["totals"]
     assert len(cases) == totals["total"]
     by_name = {}
+    warned = {w["nodeid"].partition("::")[2] for w in result.summary["warnings"]}
     for case in cases:
         props = {p.name: p.value for p in case.properties()}
         figures = FIGURE_PROPERTIES.get(case.name.partition("[")[0], set())
-        assert set(props) == {"scenario", "group", "capability", "window", "profile", "backend", *figures}
+        warning = {"warning"} if case.name in warned else set()
+        assert set(props) == {"scenario", "group", "capability", "window", "profile", "backend", *figures, *warning}
         assert all(float(props[name]) > 0 for name in figures), props
         assert props["backend"].startswith(("redis ", "valkey "))
         by_name[case.name] = (props, case.result)
@@ -405,8 +407,8 @@ def test_summary_files_agree(run_suite):
     summary = result.summary
     markdown = (result.report_dir / "summary.md").read_text(encoding="utf-8")
     assert summary["status"] == "failed" and summary["exit_code"] == 1
-    assert summary["conformance_level"] == "core+ttl+namespace+clear"
-    assert "Conformance level: **core+ttl+namespace+clear**" in markdown
+    assert summary["conformance_level"] == "core+ttl+namespace+clear+bounded-storage+steady-appends"
+    assert "Conformance level: **core+ttl+namespace+clear+bounded-storage+steady-appends**" in markdown
     assert "kept 6 messages, expected 5" in markdown
     assert summary["matrix"]["columns"][:3] == ["—", "N=5", "N=20"]
     row = next(r for r in summary["matrix"]["rows"] if r["scenario"] == "test_count_window_keeps_last_n")

@@ -280,16 +280,17 @@ def test_a_marker_names_a_capability_by_its_word_or_an_alias():
 # -- summary.json -----------------------------------------------------------------------------------
 
 SUMMARY_JSON_FIELDS = {  # as README's Reports section lists them
-    "status", "exit_code", "message", "store", "store_file", "store_line", "capabilities", "shape", "conformance_level",
-    "backend", "backend_warning", "window_sizes", "window_policy", "groups", "profiles", "totals", "capability_scenarios", "matrix",
-    "results", "failures", "keys_without_ttl", "duration_s", "report_files", "latency", "footprint"}
+    "status", "exit_code", "message", "store", "store_file", "store_line", "capabilities", "shape", "unfilled",
+    "observations", "conformance_level", "backend", "backend_warning", "window_sizes", "window_policy", "groups",
+    "profiles", "totals", "capability_scenarios", "matrix", "results", "failures", "warnings", "keys_without_ttl",
+    "duration_s", "report_files", "latency", "footprint"}
 
 
 def result_json(nodeid, scenario, group, point, requires, outcome, message="", details="", duration_s=0.0,
                 findings=()):
     return {"nodeid": nodeid, "scenario": scenario, "group": group, "point": point, "requires": requires,
             "outcome": outcome, "message": message, "details": details, "duration_s": duration_s,
-            "findings": list(findings)}
+            "findings": list(findings), "guarantees": [], "warnings": []}
 
 
 def test_summary_json_has_every_field_with_its_value():
@@ -310,8 +311,8 @@ def test_summary_json_has_every_field_with_its_value():
     assert data == {
         "status": "failed", "exit_code": 1, "message": None, "store": "app/m.py:Store",
         "store_file": "/w/app/m.py", "store_line": 7,
-        "capabilities": ["clear", "core", "count-window", "namespace", "ttl"], "shape": None,
-        "conformance_level": "core+ttl", "backend": "redis 7.2.4 (private server)", "backend_warning": None, "window_sizes": [5, 20],
+        "capabilities": ["clear", "core", "count-window", "namespace", "ttl"], "shape": None, "unfilled": "",
+        "observations": [], "conformance_level": "core+ttl", "backend": "redis 7.2.4 (private server)", "backend_warning": None, "window_sizes": [5, 20],
         "window_policy": "start-on-user", "groups": list(SAMPLE_GROUPS),
         "profiles": [{"name": "small-4k", "max_tokens": 3072, "counter": "words"}],
         "totals": {"total": 5, "passed": 2, "failed": 1, "skipped": 1, "errors": 1},
@@ -324,7 +325,7 @@ def test_summary_json_has_every_field_with_its_value():
             {"group": "token-window", "scenario": "test_suffix", "cells": {"small-4k": "skipped"}},
             {"group": "hygiene", "scenario": "test_clear_no_keys", "cells": {"—": "error"}}]},
         "results": results,
-        "failures": [results[1], results[4]],
+        "failures": [results[1], results[4]], "warnings": [],
         "keys_without_ttl": ["mrs:1:messages:a:last-active (test_core.py::test_round_trip)"],
         "duration_s": 3.5, "report_files": {"junit": "/w/r/junit.xml"}, "latency": [], "footprint": [],
     }
@@ -335,12 +336,13 @@ def test_summary_json_of_a_run_that_judged_nothing():
     data = RunSummary(Status.USAGE_ERROR, "no store given").to_json()
     assert data == {
         "status": "usage error", "exit_code": 2, "message": "no store given", "store": None, "store_file": None,
-        "store_line": None, "capabilities": [], "shape": None, "conformance_level": "none", "backend": None,
+        "store_line": None, "capabilities": [], "shape": None, "unfilled": "", "observations": [],
+        "conformance_level": "none", "backend": None,
         "backend_warning": None, "window_sizes": [], "window_policy": None, "groups": [], "profiles": [], "results": [], "keys_without_ttl": [],
         "duration_s": 0.0, "report_files": {},
         "totals": {"total": 0, "passed": 0, "failed": 0, "skipped": 0, "errors": 0},
-        "capability_scenarios": {}, "matrix": {"columns": [], "rows": []}, "failures": [], "latency": [],
-        "footprint": []}
+        "capability_scenarios": {}, "matrix": {"columns": [], "rows": []}, "failures": [], "warnings": [],
+        "latency": [], "footprint": []}
 
 
 def test_to_json_leaves_the_summary_as_it_was():

@@ -218,6 +218,16 @@ class ClearLeavesKeys(ListStore):
         super().expire(pipe, key)
 
 
+class DropsRepeatedMessage(ListStore):
+    """Skips an append equal to the last message stored ("to avoid duplicates"): a user who says
+    "continue" twice in a row loses the second."""
+
+    def append(self, session_id, role, content):
+        last = self.redis.lindex(self.key(session_id), -1)
+        if last is None or self.decode(last) != {"role": role, "content": content}:
+            super().append(session_id, role, content)
+
+
 class SilentCap(ListStore):
     """Reads at most the last 1000 messages, whatever the window."""
 
@@ -299,6 +309,7 @@ CAUGHT_BY: dict[type, list[str]] = {
     WhitespaceStripped: [ROUND_TRIP],
     ClearLeavesKeys: ["test_clear_leaves_no_keys"],
     SilentCap: ["test_no_silent_cap"],
+    DropsRepeatedMessage: [ROUND_TRIP],
     LoadConsumes: ["test_loading_twice_changes_nothing", "test_two_instances_share_history",
                    "test_count_window_keeps_last_n", "test_store_reconnects_after_its_connections_are_killed",
                    "test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost",

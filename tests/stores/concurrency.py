@@ -4,10 +4,11 @@ concurrency scenarios, on a real server, catch them."""
 import json
 import threading
 
-from tests.stores.correct import ListStore
+from tests.stores.correct import ListStore, TokenStore
 
 LOSE_NOTHING = "test_concurrent_writers_lose_nothing"
 KEEP_THE_WINDOW = "test_concurrent_writers_keep_the_window"
+KEEP_THE_TOKEN_WINDOW = "test_concurrent_writers_keep_the_token_window"
 
 
 class ReadModifyWrite:
@@ -93,6 +94,20 @@ class TrimsInASecondStep(ListStore):
         self.redis.ltrim(self.key(session_id), -self.max_messages, -1)
 
 
+class TrimsTokensByAStaleIndex(TokenStore):
+    """Reads the session, computes how many of the oldest to drop, and trims by that index in a
+    second step, with no WATCH: another writer's push and trim in between moved the list, and the
+    stale index cuts messages that should stay (the token window over-trims under concurrency)."""
+
+    def trim(self, key, total_key):
+        costs = [json.loads(raw)["tokens"] for raw in self.redis.lrange(key, 0, -1)]
+        drop = self.how_many_to_drop(costs)
+        with self.redis.pipeline() as pipe:
+            pipe.ltrim(key, drop, -1)
+            pipe.decrby(total_key, sum(costs[:drop]))
+            pipe.execute()
+
+
 WARNED_BY: dict[type, list[str]] = {TrimsInASecondStep: [KEEP_THE_WINDOW]}
 
 CAUGHT_BY: dict[type, list[str]] = {
@@ -100,4 +115,5 @@ CAUGHT_BY: dict[type, list[str]] = {
     LocksInItsProcess: [LOSE_NOTHING],
     TrimsFromPushedLength: [KEEP_THE_WINDOW],
     TrimsUnderItsProcessLock: [KEEP_THE_WINDOW],
+    TrimsTokensByAStaleIndex: [KEEP_THE_TOKEN_WINDOW],
 }

@@ -6,6 +6,10 @@ Each step of an append or load is a method of its own, so a broken variant in
 
 import json
 
+import redis
+
+TRIM_ATTEMPTS = 100   # a trim retried this often while other writers keep changing the session gives up
+
 
 class ListStore:
     """One Redis list per session, trimmed to the last N messages, with a sliding TTL."""
@@ -55,8 +59,8 @@ class ListStore:
 class TokenStore:
     """One list per session of messages with their cost, and the session's running total beside it;
     while the total is over the budget the oldest are dropped (all of them when the newest alone is
-    over). The list is read back only when the total is over the budget, so an append under an
-    unbounded budget costs the same at any length. Both keys carry the session id as a hash tag, so
+    over), read and trimmed under WATCH. The list is read back only when the total is over the
+    budget, so an append under an unbounded budget costs the same at any length. Both keys carry the session id as a hash tag, so
     that their transactions also run on a Redis Cluster."""
 
     def __init__(self, redis, namespace, max_tokens, count_tokens, ttl):
@@ -90,17 +94,29 @@ class TokenStore:
             pipe.incrby(total_key, record["tokens"])
             total = pipe.execute()[1]
         if self.over_budget(total):
-            costs = [json.loads(raw)["tokens"] for raw in self.redis.lrange(key, 0, -1)]
-            drop = self.how_many_to_drop(costs)
-            if drop:
-                with self.redis.pipeline() as pipe:
-                    pipe.ltrim(key, drop, -1)
-                    pipe.decrby(total_key, sum(costs[:drop]))
-                    pipe.execute()
+            self.trim(key, total_key)
         with self.redis.pipeline() as pipe:
             pipe.expire(key, self.ttl)
             pipe.expire(total_key, self.ttl)
             pipe.execute()
+
+    def trim(self, key, total_key):
+        """Drop the oldest while the total is over the budget: the list is read under WATCH and the
+        trim runs in MULTI/EXEC, again if another writer changed the list in between."""
+        for _ in range(TRIM_ATTEMPTS):
+            with self.redis.pipeline() as pipe:
+                try:
+                    pipe.watch(key)
+                    costs = [json.loads(raw)["tokens"] for raw in pipe.lrange(key, 0, -1)]
+                    drop = self.how_many_to_drop(costs)
+                    pipe.multi()
+                    pipe.ltrim(key, drop, -1)
+                    pipe.decrby(total_key, sum(costs[:drop]))
+                    pipe.execute()
+                    return
+                except redis.WatchError:
+                    continue
+        raise RuntimeError(f"the session changed under each of {TRIM_ATTEMPTS} attempts to trim it")
 
     def get(self, session_id):
         return [json.loads(raw) for raw in self.redis.lrange(self.key(session_id), 0, -1)]

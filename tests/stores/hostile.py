@@ -182,3 +182,27 @@ class RaisesSystemExit(_OnRoundTrip):
 def factory_raising_system_exit(redis):
     """A factory function that exits while the suite builds a store to look at."""
     raise SystemExit(4)
+
+
+class UnrenderableFailure(_OnRoundTrip):
+    """Fails the round trip from a frame whose ``__tracebackhide__`` raises when pytest renders the
+    failure, as rendering some deep exception chains raises on Python 3.11 ("SystemError: AST
+    constructor recursion depth mismatch"): the failure must stay the round trip's, and the rest run."""
+
+    def misbehave(self):
+        def hide(excinfo):
+            raise SystemError("AST constructor recursion depth mismatch (before=48, after=47)")
+        __tracebackhide__ = hide   # noqa: F841 (pytest reads it from the frame)
+        raise RuntimeError("the store failed")
+
+
+class NotReproducible(ListStore):
+    """Drops the newest message from every seventh load of its process, whatever the steps: when the
+    stateful scenario replays a failing sequence, the store behaves otherwise (Hypothesis's Flaky)."""
+
+    LOADS = [0]
+
+    def get(self, session_id):
+        history = super().get(session_id)
+        self.LOADS[0] += 1
+        return history[:-1] if history and self.LOADS[0] % 7 == 0 else history

@@ -41,8 +41,9 @@ class WordCountingModel(FakeListChatModel):
 class LangChainTokenBuffer:
     """``ConversationTokenBufferMemory(max_token_limit=max_tokens)`` over a ``RedisChatMessageHistory``,
     driven as a LangChain application drives it: one ``save_context`` per exchange, a user message
-    and the assistant's answer (the user message waits under its own key until the answer comes;
-    other messages go to the history as they come)."""
+    and the assistant's answer (the user message waits under its own key until the answer comes, or
+    goes to the history unanswered when the next user message comes first; other messages go to the
+    history as they come)."""
 
     def __init__(self, redis, redis_url, namespace, max_tokens):
         self.redis, self.redis_url, self.namespace, self.max_tokens = redis, redis_url, namespace, max_tokens
@@ -57,8 +58,10 @@ class LangChainTokenBuffer:
 
     def append(self, session_id, role, content):
         memory = self.memory(session_id)
-        if role == "user":
-            self.redis.set(self.pending_key(session_id), content)
+        if role == "user":   # a question left unanswered goes to the history as it is
+            unanswered = self.redis.getset(self.pending_key(session_id), content)
+            if unanswered is not None:
+                memory.chat_memory.add_messages(convert_to_messages([{"role": "user", "content": unanswered}]))
         elif role == "assistant" and (question := self.redis.getdel(self.pending_key(session_id))) is not None:
             memory.save_context({"input": question}, {"output": content})
         else:
