@@ -189,7 +189,7 @@ class Runner:
         """Everything up to the end of the pytest session; an exit status when there is nothing to
         run (--help, --version, no arguments at all)."""
         from . import github, reports
-        from .contract import UsageError, contract_summary
+        from .contract import UsageError, check_spec, contract_summary
         from .redaction import Redactor, url_secrets
         from .results import Status
         from .settings import OPTIONS, Settings
@@ -247,6 +247,7 @@ class Runner:
             if problem:
                 raise UsageError(problem)
             settings = Settings.from_mapping(values, self.workdir)
+            check_spec(settings.store_spec, self.workdir)   # a typo is said before Redis and the workers start
             fail_on_failure = str(values["fail_on_failure"]).strip().lower()
             if fail_on_failure not in ("true", "false"):
                 raise UsageError(f"--fail-on-failure {values['fail_on_failure']!r}: use true or false")

@@ -251,9 +251,16 @@ def _diff(listing: Listing) -> str:
     return "".join(lines) + "</table>"
 
 
-def plain_skip_reason(report: Any, log: list[str]) -> None:
+def plain_log(report: Any, log: list[str]) -> None:
     """pytest-html logs a skip as pytest's raw (file, line, reason) tuple: log the reason alone, as
-    the worker's verdict words it."""
+    the worker's verdict words it. A failure whose histories the diagnosis shows as a table above
+    the log (:func:`attach_diagnosis`) keeps its traceback in the log, without those histories again."""
     verdict = getattr(report, "memory_verdict", None)
-    if report.skipped and verdict and log:
+    if not verdict or not log:
+        return
+    if report.skipped:
         log[0] = html.escape(verdict["message"]) + "\n"
+    elif report.failed and verdict.get("listing"):
+        shown = {line.strip() for line in Listing(**verdict["listing"]).text().splitlines() if line.strip()}
+        kept = [line for line in report.longreprtext.splitlines() if line.removeprefix("E").strip() not in shown]
+        log[0] = html.escape("\n".join([*kept, "(the expected and actual histories are in the table above)"])) + "\n"

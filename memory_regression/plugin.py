@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from . import reports
-from .contract import UsageError
+from .contract import UsageError, check_spec
 from .groups import suite_directory
 from .interrupts import INTERRUPTS
 from .redaction import Redactor
@@ -74,6 +74,7 @@ def run_from_options(config: pytest.Config) -> SuiteRun:
     workdir = Path(config.invocation_params.dir)
     try:
         settings = Settings.from_mapping(values, workdir)
+        check_spec(settings.store_spec, workdir)
     except UsageError as exc:
         paths = reports.ReportPaths(workdir / (values["report_dir"] or "memory-reports"))
         reports.write_all(RunSummary(Status.USAGE_ERROR, str(exc), store=values["store"]), paths, Redactor())

@@ -11,6 +11,7 @@ fits; the rules ``start-on-user`` and ``keep-system`` change that, alone or toge
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from enum import Enum
@@ -208,6 +209,23 @@ def messages(count: int) -> str:
     return f"{count} message" + ("" if count == 1 else "s")
 
 
+def _times(count: int) -> str:
+    return {1: "once", 2: "twice"}.get(count, f"{count} times")
+
+
+def unmatched(items: Sequence[Message], others: Sequence[Message]) -> list[Message]:
+    """The messages of ``items`` that ``others`` does not hold, in order, counting repeats: of a
+    message that comes twice, a history holding it once leaves the second unmatched."""
+    left = Counter(others)
+    found = []
+    for message in items:
+        if left[message]:
+            left[message] -= 1
+        else:
+            found.append(message)
+    return found
+
+
 def _number(message: Message, appended: Sequence[Message]) -> str:
     for index, candidate in enumerate(appended):
         if candidate == message:
@@ -283,10 +301,11 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
                 return (f"message {index + 1} of the history was altered: "
                         f"{_first_content_difference(want.content, got.content)}")
             return f"position {index + 1} holds {_number(got, appended)}, expected {_number(want, appended)}"
-    missing = [m for m in expected if m not in actual]
-    extra = [m for m in actual if m not in expected]
+    missing, extra = unmatched(expected, actual), unmatched(actual, expected)
     if len(actual) < len(expected) and not extra:
-        return (f"lost {_number(missing[0], appended)}"
+        repeat = (f" (a repeat: the same message comes {_times(expected.count(missing[0]))}, the history holds it "
+                  f"{_times(actual.count(missing[0]))})" if missing[0] in actual else "")
+        return (f"lost {_number(missing[0], appended)}{repeat}"
                 + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
                 + f": history has {messages(len(actual))}, expected {len(expected)}")
     if len(actual) > len(expected) and not missing:

@@ -354,7 +354,7 @@ class SuiteRun:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_html(self, report: pytest.TestReport, data: list) -> None:
-        html_report.plain_skip_reason(report, data)
+        html_report.plain_log(report, data)
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .backend import engine_names
-from .contract import STORE_PARAMETERS, UsageError, check_spec, contract_parameter
+from .contract import STORE_PARAMETERS, UsageError, contract_parameter
 from .groups import DEFAULT, parse_groups
 from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_profiles
 from .redaction import redact_url
@@ -143,7 +143,6 @@ class Settings:
         store = str(values["store"] or "").strip()
         if not store:
             raise UsageError("no store given: pass --store path/to/file.py:NAME or package.module:NAME")
-        check_spec(store, workdir)
         profiles = load_profiles(str(values["model_profiles"]), workdir)
         try:
             engine_names(str(values["redis"]))

@@ -86,7 +86,7 @@ def test_concurrent_writers_keep_the_window(memory, window):
 @pytest.mark.real_server(REAL_SERVER)
 @pytest.mark.requires("token-window")
 @pytest.mark.guarantees("atomic-window")
-def test_concurrent_writers_keep_the_token_window(memory):
+def test_concurrent_writers_keep_the_token_budget(memory):
     """As test_concurrent_writers_keep_the_window, under the token budget of the smallest profile:
     every message costs the same (an eighth of the budget, 400 tokens at most, as the store is told to
     count), so the window holds a known number K of them, and writers append at least two windows'

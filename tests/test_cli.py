@@ -116,7 +116,7 @@ def test_list_names_capabilities_profiles_and_scenarios_without_running_them(tmp
     assert "  lacks token-window: its factory takes no max_tokens (or token_limit, max_token_limit)" in lines
     assert "window sizes: 3" in lines and "window policy: suffix" in lines
     assert any(line.startswith("profile small-4k: 3584 tokens, counter ") for line in lines)
-    assert "scenarios: 27 would run, 12 would be skipped" in lines
+    assert "scenarios: 27 would run, 13 would be skipped" in lines
     assert "  run   test_count_window.py::test_count_window_keeps_last_n[N=3]" in lines
     assert ("  skip  test_token_window.py::test_token_window_keeps_maximal_suffix[small-4k]: store lacks "
             "token-window: its factory takes no max_tokens (or token_limit, max_token_limit)") in lines
@@ -124,7 +124,7 @@ def test_list_names_capabilities_profiles_and_scenarios_without_running_them(tmp
 
 
 def test_list_of_a_store_that_cannot_be_imported(tmp_path):
-    (tmp_path / "exits.py").write_text("import os\nos._exit(0)\n")
+    (tmp_path / "exits.py").write_text("import os\nos._exit(0)\nclass Store:\n    pass\n")
     done = runner("--list", "--store", "exits.py:Store", cwd=tmp_path)
     assert done.returncode == 2
     assert "the store ended the process with status 0 while it was being imported" in done.stderr

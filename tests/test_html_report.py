@@ -23,7 +23,9 @@ addEventListener("load", () => setTimeout(() => {
     pageWidth: document.documentElement.scrollWidth, viewportWidth: innerWidth, viewportHeight: innerHeight,
     verdictTop: document.querySelector(".memory-verdict")?.getBoundingClientRect().top,
     visibleText: document.body.innerText,
-    skipLogs: [...document.querySelectorAll("tbody.skipped .log")].map((log) => log.textContent)});
+    skipLogs: [...document.querySelectorAll("tbody.skipped .log")].map((log) => log.textContent),
+    skipCollapsed: [...document.querySelectorAll("tbody.skipped .extras-row")].map((row) => row.classList.contains("hidden")),
+    failLogs: [...document.querySelectorAll("tbody.failed .log")].map((log) => log.textContent)});
   document.body.append(probe);
 }));
 </script>"""
@@ -101,8 +103,9 @@ class OffByOneWithALongError(OffByOneTrim):
 
 
 def test_read_at_a_glance(browser, run_suite, tmp_path):
-    """The verdict first, a legend for the matrix, skip reasons as text, only the differing rows of
-    an off-by-one history marked, and no line wider than the page."""
+    """The verdict first, a legend for the matrix, skip reasons as text in rows that open collapsed,
+    only the differing rows of an off-by-one history marked, the histories in that table and not
+    again in the log below it, and no line wider than the page."""
     store = tmp_path / "long_line_store.py"
     store.write_text(LONG_LINE_STORE)
     result = run_suite("--store", f"{store}:OffByOneWithALongError",
@@ -132,6 +135,12 @@ def test_read_at_a_glance(browser, run_suite, tmp_path):
     assert len(seen["skipLogs"]) == 4
     for log in seen["skipLogs"]:
         assert log.startswith("store lacks token-window: "), log   # the reason, not pytest's tuple
+    assert seen["skipCollapsed"] == [True] * 4, "skipped scenarios open as full rows"
+
+    listed = [log for log in seen["failLogs"] if "histories are in the table above" in log]
+    assert len(listed) == 2, seen["failLogs"]
+    for log in listed:   # the traceback stays, the histories are the table's alone
+        assert "test_count_window.py" in log and "expected (" not in log and "actual (" not in log, log
 
     diffs = re.findall(r'<table class="memory-diff">(.*?)</table>', dom, re.S)
     assert len(diffs) == 2, "the two count-window failures show no aligned histories"

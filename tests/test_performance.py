@@ -116,7 +116,7 @@ def test_a_store_that_trims_only_when_loading_is_warned_with_the_growth_it_showe
     windows = [f for f in result.summary["footprint"] if f["window"] != "unwindowed"]
     assert [f["bounded"] for f in windows] == [False, False]
     assert all(f["growth"] > 4 for f in windows)
-    assert result.summary["conformance_level"] == "core+count-window+ttl+namespace+clear", \
+    assert result.summary["conformance_level"] == "core+count-window", \
         "a window applied when reading keeps count-window and lacks bounded-storage"
 
 

@@ -295,3 +295,15 @@ def test_the_summary_counts_toward_the_window_unless_the_store_says_otherwise():
     assert compacted_window(summary, session, count_window(2), SUFFIX, False) == [summary, *session[1:]]
     assert compacted_window(summary, session, token_budget(14, cost), SUFFIX, True) == [summary, *session]
     assert compacted_window(summary, session, token_budget(13, cost), SUFFIX, True) == session
+
+
+def test_a_lost_repeat_is_a_lost_message_of_a_repeat():
+    """Of a message that comes twice in a row, a history holding it once has lost one: counted as a
+    multiset, and said to be a repeat."""
+    from memory_regression.reference import diagnose, unmatched
+    hello, again = Message("user", "hello"), Message("user", "continue")
+    appended = [hello, again, again]
+    assert unmatched(appended, [hello, again]) == [again]
+    assert diagnose(appended, [hello, again], appended) == (
+        "lost message 2 of 3 (a repeat: the same message comes twice, the history holds it once): history has 2 "
+        "messages, expected 3")

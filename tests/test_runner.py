@@ -195,7 +195,7 @@ def test_collect_only_is_not_a_pass(run_suite):
     result = run_suite("--store", GOOD, "--", "--collect-only")
     assert result.exit_code == 2, result.output
     assert result.summary["status"] == "not run"
-    assert "50 scenarios were collected and none was run" in result.summary["message"]
+    assert "51 scenarios were collected and none was run" in result.summary["message"]
 
 
 def test_only_skipped_scenarios_are_not_a_pass(run_suite):

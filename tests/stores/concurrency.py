@@ -8,7 +8,7 @@ from tests.stores.correct import ListStore, TokenStore
 
 LOSE_NOTHING = "test_concurrent_writers_lose_nothing"
 KEEP_THE_WINDOW = "test_concurrent_writers_keep_the_window"
-KEEP_THE_TOKEN_WINDOW = "test_concurrent_writers_keep_the_token_window"
+KEEP_THE_TOKEN_BUDGET = "test_concurrent_writers_keep_the_token_budget"
 
 
 class ReadModifyWrite:
@@ -115,5 +115,5 @@ CAUGHT_BY: dict[type, list[str]] = {
     LocksInItsProcess: [LOSE_NOTHING],
     TrimsFromPushedLength: [KEEP_THE_WINDOW],
     TrimsUnderItsProcessLock: [KEEP_THE_WINDOW],
-    TrimsTokensByAStaleIndex: [KEEP_THE_TOKEN_WINDOW],
+    TrimsTokensByAStaleIndex: [KEEP_THE_TOKEN_BUDGET],
 }

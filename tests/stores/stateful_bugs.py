@@ -66,7 +66,7 @@ class CacheCheckedByLength(ListStore):
 
 
 class SequenceSeededFromSize(ListStore):
-    """A sorted set scored by a sequence number that the instance keeps, seeded from the set's size
+    """A sorted set of numbered messages scored by a sequence number that the instance keeps, seeded from the set's size
     the first time it writes a session (one round trip fewer than INCR on a counter). The size
     equals the next number only until the window first trims: an instance started after that (a
     restart, another worker) numbers its messages below the ones kept, which sort before them and
@@ -79,11 +79,11 @@ class SequenceSeededFromSize(ListStore):
     def push(self, pipe, key, raw):
         if key not in self.next_score:
             self.next_score[key] = self.redis.zcard(key)
-        pipe.zadd(key, {raw: self.next_score[key]})
+        pipe.zadd(key, {f"{self.next_score[key]}|{raw}": self.next_score[key]})   # numbered: repeats stay apart
         self.next_score[key] += 1
 
     def trim(self, pipe, key):
         pipe.zremrangebyrank(key, 0, -self.max_messages - 1)
 
     def read(self, key):
-        return self.redis.zrange(key, 0, -1)
+        return [member.partition("|")[2] for member in self.redis.zrange(key, 0, -1)]
