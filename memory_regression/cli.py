@@ -189,7 +189,8 @@ class Runner:
         """Everything up to the end of the pytest session; an exit status when there is nothing to
         run (--help, --version, no arguments at all)."""
         from . import github, reports
-        from .contract import UsageError, check_spec, contract_summary
+        from .contract import UsageError, contract_summary
+        from .spec_check import check_spec
         from .redaction import Redactor, url_secrets
         from .results import Status
         from .settings import OPTIONS, Settings

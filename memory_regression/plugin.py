@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from . import reports
-from .contract import UsageError, check_spec
+from .contract import UsageError
+from .spec_check import check_spec
 from .groups import suite_directory
 from .interrupts import INTERRUPTS
 from .redaction import Redactor
