@@ -119,3 +119,12 @@ def test_a_library_store_gets_its_known_verdict(run_suite, entry):
     if entry.spec in LIBRARIES:
         assert [summary["shape"], summary["capabilities"], summary["conformance_level"]] == list(
             LIBRARIES[entry.spec]), result.output
+
+
+def test_framework_messages_a_plain_store_returns_are_read_with_the_frameworks_converters(run_suite):
+    """A store of no framework whose load returns LangChain messages (tool calls in LangChain's own
+    form) is read as a LangChain store's history is: its tool calls compare as appended."""
+    result = run_suite("--store", "tests.stores.shapes:ReturnsLangChainMessages", "-k", "tool_calls or round_trip")
+    assert result.exit_code == 0, result.output
+    assert result.summary["conformance_level"] == "core+tool-calls"
+    assert result.summary["totals"]["passed"] == 2

@@ -192,3 +192,19 @@ class NeverSuspends(ListStore):
 
     def close(self):
         self.redis.close()
+
+
+class ReturnsLangChainMessages:
+    """No framework's store: it takes whole messages as dicts and keeps them as JSON, but its load
+    returns LangChain message objects (``convert_to_messages``), as an application that hands its
+    history to a LangChain model does. What it returns is intact, read with LangChain's converters."""
+
+    def __init__(self, redis, namespace):
+        self.redis, self.namespace = redis, namespace
+
+    def append(self, session_id, message: dict):
+        self.redis.rpush(f"{self.namespace}{session_id}", json.dumps(message))
+
+    def load(self, session_id):
+        from langchain_core.messages import convert_to_messages
+        return convert_to_messages([json.loads(raw) for raw in self.redis.lrange(f"{self.namespace}{session_id}", 0, -1)])
