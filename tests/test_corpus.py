@@ -35,7 +35,6 @@ CORRECT_STORES = {
     "examples/stores/compacting.py:CompactingStore": ((), "core+count-window+ttl+namespace+clear+compaction" + HELD_WINDOWED),
     "examples/stores/two_backends.py:TwoBackendStore": ((), "core+count-window+ttl+namespace+clear+consistency" + HELD_WINDOWED),
     "tests.stores.correct:ListStore": ((), "core+count-window+ttl+namespace+clear" + HELD_WINDOWED),
-    # its mirror copies the whole session after each write, on the caller's loop: appends slow as it grows
     "tests.stores.consistency:AsyncTwoBackendStore": (
         (), "core+count-window+ttl+namespace+clear+consistency+async+bounded-storage+atomic-window"),
     "tests.stores.correct:TokenStore": ((), "core+token-window+ttl+namespace+clear" + HELD),
@@ -53,6 +52,11 @@ CORRECT_STORES = {
     "tests.stores.compaction:CompactingTokenStore": ((), "core+token-window+ttl+namespace+clear+compaction" + HELD),
     "tests.stores.compaction:AsyncCompactingStore": ((), "core+count-window+ttl+namespace+clear+compaction+async" + HELD_WINDOWED),
 }
+# guarantees a correct store holds on some runs and not on others, left out of its level's comparison:
+# AsyncTwoBackendStore's mirror copies rewrite the whole session on the caller's loop, so whether they
+# slow the median of the last appends past the growth threshold depends on how they fall (measured:
+# 49× once, steady the next run)
+MAY_LACK = {"tests.stores.consistency:AsyncTwoBackendStore": {"steady-appends"}}
 BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY,
           **concurrency.CAUGHT_BY, **faults.CAUGHT_BY, **server.CAUGHT_BY, **compaction.CAUGHT_BY,
           **consistency.CAUGHT_BY, **latency.CAUGHT_BY}
@@ -155,7 +159,8 @@ def test_correct_store_passes(run_suite, spec, corpus_run):
     assert result.exit_code == 0, result.output
     summary = result.summary
     assert summary["totals"]["failed"] == summary["totals"]["errors"] == 0
-    assert summary["conformance_level"] == level
+    varying = MAY_LACK.get(spec, set())
+    assert "+".join(word for word in summary["conformance_level"].split("+") if word not in varying) == level
     assert summary["totals"]["passed"] > 0
     stateful = {r["point"]: r["findings"] for r in summary["results"] if r["scenario"] == broken.STATEFUL}
     if stateful:   # what it reached, noted at each window size: full, past-full and refilled windows among it
