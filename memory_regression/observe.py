@@ -7,9 +7,9 @@ as they are, such stores fail scenario after scenario with explanations that are
 causes ("a lost update", "swallows the OOM error"). So a worker that binds such a store first appends
 a run of messages to one session and looks at what the store kept and wrote (:func:`observe`):
 
-- it kept only the newest K, K being the default of a parameter the suite does not fill: a usage
-  error naming that parameter and the way out (a contract name, or ``--store-params``); the
-  scenarios do not run;
+- it kept only the newest K, K being the default of a parameter the suite does not fill whose name
+  says it is a window (``limit``, ``max_len``, ``k``): a usage error naming that parameter and the way
+  out (a contract name, or ``--store-params``); the scenarios do not run;
 - it kept the newest K with no such parameter: an observation, naming the possible causes;
 - its keys expire although it takes no ttl: an observation, naming the parameter that looks like
   the TTL where one does;
@@ -39,6 +39,11 @@ PROBE_SESSION = "observe"
 PROBE_MESSAGES = 100          # more than the windows of the stores we know keep by default (20, 50)
 PROBE_BUDGET_S = 2.0          # a slow store is observed on what it appended by then
 TTL_MATCH_S = 5               # a default this close to the observed TTL, in seconds, is taken for it
+# words of a parameter's name that say it is a window or a TTL: a default that matches what was observed
+# is blamed only on a parameter so named (max_retries=3 is no window, even beside a cap of 3)
+WINDOW_WORDS = frozenset({"limit", "window", "len", "length", "last", "keep", "history", "count", "top", "k", "n",
+                          "capacity", "buffer", "messages", "msgs", "items", "entries", "turns"})
+TTL_WORDS = frozenset({"ttl", "expire", "expires", "expiry", "expiration", "lifetime", "retention", "seconds"})
 
 
 def needs_probe(binding: StoreBinding) -> bool:
@@ -63,6 +68,12 @@ def _aliases(canonical: str) -> str:
 
 def _numeric(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _named(name: str, words: frozenset[str]) -> bool:
+    """Whether a parameter's name holds one of ``words`` (``max_len``, ``historyLimit``, ``k``)."""
+    spaced = "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+    return any(part in words for part in spaced.split("_") if part)
 
 
 def observe(context: "ScenarioContext", binding: StoreBinding) -> list[str]:
@@ -103,7 +114,8 @@ def _window(binding: StoreBinding, appended: list[Message], kept: list[Message])
     given = "a window of a million messages" if binding.accepts("max_messages") else "no window"
     seen = (f"the store keeps only the newest {len(kept)} of {len(plain)} messages appended to one session, "
             f"although the suite gave it {given}, as it does every scenario not about windows")
-    matching = [name for name, default in binding.unfilled.items() if _numeric(default) and default == len(kept)]
+    matching = [name for name, default in binding.unfilled.items()
+                if _numeric(default) and default == len(kept) and _named(name, WINDOW_WORDS)]
     if matching:
         name = matching[0]
         raise UsageError(
@@ -127,7 +139,7 @@ def _ttl(binding: StoreBinding, context: "ScenarioContext", keys: list[str]) -> 
     seconds = max(ttls)
     seen = f"{len(ttls)} of the store's {len(keys)} keys expire, in about {seconds:.0f} s, although it takes no ttl"
     matching = [name for name, default in binding.unfilled.items()
-                if _numeric(default) and abs(default - seconds) <= TTL_MATCH_S]
+                if _numeric(default) and abs(default - seconds) <= TTL_MATCH_S and _named(name, TTL_WORDS)]
     if matching:
         name = matching[0]
         return (f"{seen}: its parameter {name}={binding.unfilled[name]!r} looks like its TTL, which the suite does "

@@ -34,7 +34,7 @@ def test_a_cap_without_a_matching_parameter_is_observed_and_judged(run_suite):
     assert result.exit_code == 1, result.output
     observed = result.summary["observations"]
     assert len(observed) == 1 and "keeps only the newest 30 of 100" in observed[0], observed
-    assert "retries=3" in observed[0] and "a cap of its own" in observed[0]
+    assert "max_retries=30" in observed[0] and "a cap of its own" in observed[0]
     assert "test_no_silent_cap" in result.failing_scenarios()
     assert "observed: the store keeps only the newest 30" in result.output
     assert "Observed: the store keeps only the newest 30" in (result.report_dir / "summary.md").read_text()
@@ -88,3 +88,12 @@ def test_store_params_map_onto_canonical_names_and_must_exist():
     assert parameters["max_messages"] == "limit" and unfilled == {}
     with pytest.raises(UsageError, match="'size', which --store 's' does not take: its parameters are redis"):
         inspect_parameters("s", WindowCalledLimit, {"size": "max_messages"})
+
+
+def test_a_default_that_matches_is_blamed_only_on_a_parameter_named_as_a_window():
+    """max_retries=30 beside a cap of 30 is no window: only a name such as limit, max_len or k is
+    taken for one; the rest are listed as possible causes."""
+    from memory_regression.observe import WINDOW_WORDS, _named
+    assert [name for name in ("limit", "max_len", "k", "historyLimit", "window_size") if _named(name, WINDOW_WORDS)] \
+        == ["limit", "max_len", "k", "historyLimit", "window_size"]
+    assert not any(_named(name, WINDOW_WORDS) for name in ("max_retries", "pool_size", "timeout", "retries"))

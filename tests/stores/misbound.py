@@ -18,12 +18,13 @@ class WindowCalledLimit(ListStore):
 
 
 class CapsOnItsOwn(ListStore):
-    """Keeps the newest 30 whatever it is given; its one unfilled parameter (a retry count) is no
-    window, so what it keeps is observed, with both causes named, and the scenarios judge it."""
+    """Keeps the newest 30 whatever it is given; its one unfilled parameter, a retry count whose
+    default is 30 too, is no window by its name, so what it keeps is observed, with both causes
+    named, and the scenarios judge it."""
 
     CAP = 30
 
-    def __init__(self, redis, namespace, ttl, retries=3):
+    def __init__(self, redis, namespace, ttl, max_retries=30):
         super().__init__(redis, namespace, self.CAP, ttl)
 
 
