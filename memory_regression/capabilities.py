@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Iterable
 
-from .contract import CLEAR_METHODS, COMPACT_METHODS, CONSISTENCY_METHODS, STORE_PARAMETERS, StoreBinding
+from .contract import CLEAR_METHODS, COMPACT_METHODS, CONSISTENCY_METHODS, StoreBinding, with_aliases
 
 
 class Capability(str, Enum):
@@ -72,9 +72,7 @@ class CapabilitySpec:
 
 def _takes(canonical: str) -> tuple[Callable[[StoreBinding], bool], str]:
     """Detection and skip reason of a capability claimed by taking a contract parameter."""
-    aliases = STORE_PARAMETERS[canonical][0]
-    also = f" (or {', '.join(aliases)})" if aliases else ""
-    return (lambda binding: binding.accepts(canonical)), f"its factory takes no {canonical}{also}"
+    return (lambda binding: binding.accepts(canonical)), f"its factory takes no {with_aliases(canonical)}"
 
 
 REGISTRY: dict[Capability, CapabilitySpec] = {spec.capability: spec for spec in (

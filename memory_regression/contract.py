@@ -118,6 +118,12 @@ class Message:
         return f"{self.role}: {text!r}{extra}"
 
 
+def with_aliases(canonical: str) -> str:
+    """A contract parameter and the other names it goes by: ``max_tokens (or token_limit, max_token_limit)``."""
+    aliases = STORE_PARAMETERS[canonical][0]
+    return f"{canonical} (or {', '.join(aliases)})" if aliases else canonical
+
+
 def parameter_table() -> str:
     """The contract's parameter table as text, for error messages."""
     rows = []

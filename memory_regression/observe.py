@@ -23,13 +23,12 @@ is left to the scenarios, which judge it.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 import redis
 
 from .clients import address, clients_in
-from .contract import STORE_PARAMETERS, Message, StoreBinding, UsageError, exception_chain
+from .contract import Message, StoreBinding, UsageError, exception_chain, with_aliases
 from .conversations import numbered_messages
 
 if TYPE_CHECKING:   # the worker builds the context observed through
@@ -61,11 +60,6 @@ def unfilled_text(binding: StoreBinding) -> str:
     return ", ".join(f"{name}={default!r:.40}" for name, default in binding.unfilled.items())
 
 
-def _aliases(canonical: str) -> str:
-    aliases = STORE_PARAMETERS[canonical][0]
-    return f"{canonical} (or {', '.join(aliases)})" if aliases else canonical
-
-
 def _numeric(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -81,17 +75,12 @@ def observe(context: "ScenarioContext", binding: StoreBinding) -> list[str]:
     not about windows build it (a roomy window and TTL), load it, look at its keys; return what was
     observed, in words, or raise :class:`UsageError` when the store cannot be judged as bound."""
     __tracebackhide__ = True
-    sent = numbered_messages(PROBE_MESSAGES, "observed")
     appended: list[Message] = []
     store = None
     try:
         store = context.store()
-        started = time.perf_counter()
-        for message in sent:
-            if appended and time.perf_counter() - started >= PROBE_BUDGET_S:
-                break
-            store.append(PROBE_SESSION, message.role, message.content)
-            appended.append(message)
+        appended = context.append_within(store, PROBE_SESSION, numbered_messages(PROBE_MESSAGES, "observed"),
+                                         PROBE_BUDGET_S).messages
         kept = store.load(PROBE_SESSION)
     except Exception as exc:   # noqa: BLE001 (the scenarios judge what else a store raises)
         if not takes_a_connection(binding) and _connection_failure(exc):
@@ -120,7 +109,7 @@ def _window(binding: StoreBinding, appended: list[Message], kept: list[Message])
         name = matching[0]
         raise UsageError(
             f"--store {binding.spec!r}: {seen}. Its parameter {name}={binding.unfilled[name]!r}, which the suite "
-            f"does not fill, looks like that window: name it {_aliases('max_messages')}, or map it with "
+            f"does not fill, looks like that window: name it {with_aliases('max_messages')}, or map it with "
             f"--store-params {name}=max_messages (a token budget: {name}=max_tokens). No scenario was run: "
             "each would fail as a consequence of this window, not of a bug.")
     numeric = [f"{name}={default!r}" for name, default in binding.unfilled.items() if _numeric(default)]
@@ -143,7 +132,7 @@ def _ttl(binding: StoreBinding, context: "ScenarioContext", keys: list[str]) -> 
     if matching:
         name = matching[0]
         return (f"{seen}: its parameter {name}={binding.unfilled[name]!r} looks like its TTL, which the suite does "
-                f"not fill (so the ttl scenarios do not run): name it {_aliases('ttl')}, or map it with "
+                f"not fill (so the ttl scenarios do not run): name it {with_aliases('ttl')}, or map it with "
                 f"--store-params {name}=ttl")
     return f"{seen} (a TTL of its own: the ttl scenarios do not run)"
 
@@ -166,5 +155,5 @@ def _elsewhere(binding: StoreBinding, instance: Any, what: str) -> str:
     connected = f"; it holds a client of {', '.join(where)}" if where else ""
     return (f"--store {binding.spec!r} takes no client and no URL of the server under test, and {what}"
             f"{connected}: it connects to a server of its own choosing. Take the client the suite passes, as a "
-            f"parameter named {_aliases('redis')}, or its URL as {_aliases('redis_url')} (map a parameter of "
+            f"parameter named {with_aliases('redis')}, or its URL as {with_aliases('redis_url')} (map a parameter of "
             "another name with --store-params NAME=redis).")
