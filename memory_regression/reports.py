@@ -325,7 +325,7 @@ def render_listing(summary: RunSummary) -> str:
              f"capabilities: {', '.join(summary.capabilities) or 'none'}"]
     lines += [f"  lacks {spec.capability}: {spec.missing}" for spec in REGISTRY.values()
               if spec.capability.value not in summary.capabilities]
-    lines += _observed_lines(summary)
+    lines += observed_lines(summary.unfilled, summary.observations)
     if summary.backend:
         lines.append(f"redis {summary.backend}")
     lines.append(f"window sizes: {', '.join(map(str, summary.window_sizes))}")
@@ -340,10 +340,11 @@ def render_listing(summary: RunSummary) -> str:
     return _visible("\n".join(lines))
 
 
-def _observed_lines(summary: RunSummary) -> list[str]:
-    """The store's unfilled parameters and what was observed of it (:mod:`.observe`), a line each."""
-    unfilled = [f"parameters the suite does not fill (they keep their defaults): {summary.unfilled}"]
-    return [*(unfilled if summary.unfilled else []), *(f"observed: {text}" for text in summary.observations)]
+def observed_lines(unfilled: str, observations: list[str]) -> list[str]:
+    """The store's unfilled parameters and what was observed of it (:mod:`.observe`), a line each:
+    in the run's header, its terminal summary and --list."""
+    filled = [f"parameters the suite does not fill (they keep their defaults): {unfilled}"]
+    return [*(filled if unfilled else []), *(f"observed: {text}" for text in observations)]
 
 
 def render_terminal(summary: RunSummary) -> str:
@@ -357,7 +358,7 @@ def render_terminal(summary: RunSummary) -> str:
         lines.append(f"store {summary.store}  [{', '.join(summary.capabilities)}]")
     if summary.shape:
         lines.append(f"shape {summary.shape}")
-    lines += _observed_lines(summary)
+    lines += observed_lines(summary.unfilled, summary.observations)
     if summary.backend:
         lines.append(f"redis {summary.backend}")
     if summary.window_sizes:

@@ -60,6 +60,7 @@ class SuiteRun:
         self.configured = False
         self.pytest_junit: Path | None = None               # where pytest writes junit.xml
         self.judged = False
+        self.announced = False    # the store's observations are in the header (_announce_store)
         self.written: tuple[Status, str | None] | None = None   # the verdict the reports were written with
 
     # -- start -------------------------------------------------------------------------------------
@@ -190,9 +191,26 @@ class SuiteRun:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.order = self.order or report_order(ids)
+        self._announce_store()
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.order = self.order or report_order([item.nodeid for item in session.items])
+        self._announce_store()
+
+    def _announce_store(self) -> None:
+        """The header's last lines, once a worker has bound the store (it does before collecting):
+        the parameters the suite leaves at their defaults and what was observed of the store, ahead
+        of the verdicts they may explain. --list prints them in its listing instead."""
+        if self.announced or self.listing or self.supervisor is None:
+            return
+        self.supervisor.drain()
+        bound = self.supervisor.bound
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if bound is None or terminal is None:
+            return
+        self.announced = True
+        for line in reports.observed_lines(bound["unfilled"], bound["observations"]):
+            terminal.write_line(self.redactor.text(line))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
