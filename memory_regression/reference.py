@@ -21,6 +21,8 @@ from typing import Callable, Sequence
 from .contract import Message, normalize_history
 
 MAX_LISTED = 24  # rows of the expected/actual listing in one failure message
+LOST_WIDTH = 30  # characters of a lost message's content quoted in its diagnosis
+UNIT_SLIP = (500, 2000)   # a TTL this many times too long or too short: seconds and milliseconds confused
 
 
 @dataclass(frozen=True)
@@ -233,7 +235,53 @@ def _number(message: Message, appended: Sequence[Message]) -> str:
     return "a message that was never appended to this session"
 
 
+def unit_hint(ratio: float, unit_given: str, unit_meant: str) -> str:
+    """The unit slip a TTL ``ratio`` times off shows, only where it is about a thousand: seconds and
+    milliseconds confused."""
+    low, high = UNIT_SLIP
+    return f" ({ratio:,.0f}×: {unit_given} taken for {unit_meant}?)" if low <= ratio <= high else ""
+
+
+def _text_order(message: Message) -> tuple[str, str]:
+    return message.role, message.content
+
+
+def _sorted_runs(expected: list[Message], actual: list[Message]) -> bool:
+    """Whether ``actual`` is ``expected`` cut into runs of consecutive messages, each run sorted by
+    text, one run moving at least three messages (two swapped prove nothing: any user message and
+    its reply sort that way). The runs are the longest that stay sorted."""
+    if len(actual) != len(expected):
+        return False
+    balance: Counter = Counter()
+    ends = []
+    for index, (want, got) in enumerate(zip(expected, actual)):
+        balance[want] += 1
+        balance[got] -= 1
+        for message in (want, got):
+            if not balance[message]:
+                del balance[message]
+        if not balance:   # the messages so far are those expected so far: a run may end here
+            ends.append(index + 1)
+    start, shown = 0, False
+    for before, end in zip(ends, [*ends[1:], None]):
+        if end is not None and _text_order(actual[before - 1]) <= _text_order(actual[before]):
+            continue   # the next run goes on in order: one run
+        run = actual[start:before]
+        if run != sorted(run, key=_text_order):
+            return False
+        shown = shown or sum(got != want for got, want in zip(run, expected[start:before])) > 2
+        start = before
+    return shown
+
+
 def _first_content_difference(expected: str, actual: str) -> str:
+    if actual == expected.strip() or actual in (expected.lstrip(), expected.rstrip()):
+        return f"its surrounding whitespace was stripped ({expected!r:.40} came back as {actual!r:.40})"
+    for name in ("latin-1", "cp1252"):
+        if actual == expected.encode("utf-8").decode(name, errors="replace"):
+            return (f"its UTF-8 bytes were read as {name} (mojibake): {expected!r:.20} came back as {actual!r:.20}")
+    if actual and expected.startswith(actual):
+        return f"it was cut at {len(actual):,} characters (of {len(expected):,})"
     for position, (a, b) in enumerate(zip(expected, actual)):
         if a != b:
             return f"first difference at character {position}: expected {a!r}, got {b!r}"
@@ -284,6 +332,10 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
         return None
     if len(actual) > 1 and actual == expected[::-1]:
         return f"history is in reverse order ({messages(len(actual))}, newest first)"
+    if _sorted_runs(expected, actual):
+        return (f"history is reordered within runs of consecutive appends, each run sorted by its messages' text "
+                f"(role, then content) ({messages(len(actual))}): as a sorted set orders members whose scores tie "
+                "(a score of whole seconds that the appends of one second share, a constant)")
     if not actual:
         return f"history is empty; expected {messages(len(expected))}"
     if len(actual) == len(expected):
@@ -303,9 +355,9 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
             return f"position {index + 1} holds {_number(got, appended)}, expected {_number(want, appended)}"
     missing, extra = unmatched(expected, actual), unmatched(actual, expected)
     if len(actual) < len(expected) and not extra:
-        repeat = (f" (a repeat: the same message comes {_times(expected.count(missing[0]))}, the history holds it "
-                  f"{_times(actual.count(missing[0]))})" if missing[0] in actual else "")
-        return (f"lost {_number(missing[0], appended)}{repeat}"
+        repeat = (f", a repeat: the same message comes {_times(expected.count(missing[0]))}, the history holds it "
+                  f"{_times(actual.count(missing[0]))}" if missing[0] in actual else "")
+        return (f"lost {_number(missing[0], appended)} ({missing[0].describe(LOST_WIDTH)}{repeat})"
                 + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
                 + f": history has {messages(len(actual))}, expected {len(expected)}")
     if len(actual) > len(expected) and not missing:
@@ -319,12 +371,40 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
     return f"history differs: expected {messages(len(expected))}, got {len(actual)}"
 
 
-def assert_history(expected: Sequence[Message], actual: Sequence[Message],
-                   appended: Sequence[Message], context: str = "") -> None:
+def assert_history(expected: Sequence[Message], actual: Sequence[Message], appended: Sequence[Message],
+                   context: str = "", hint: Callable[[list[Message]], str | None] | None = None) -> None:
+    """Raise HistoryMismatch unless ``actual`` is ``expected``. ``hint``, given the actual history
+    of a mismatch, may add what the scenario's own evidence shows of the cause (None: nothing); a
+    hint that raises (it may load through the store again) adds nothing, and the mismatch stands."""
     __tracebackhide__ = True
     problem = diagnose(expected, actual, appended)
     if problem:
-        raise HistoryMismatch(f"{context}{problem}", expected, actual)
+        try:
+            found = hint(list(actual)) if hint else None
+        except Exception:   # the store failing again while the evidence was gathered: the mismatch is the finding
+            found = None
+        raise HistoryMismatch(f"{context}{problem}" + (f"; {found}" if found else ""), expected, actual)
+
+
+def lost_after(expected: Sequence[Message], actual: Sequence[Message], firsts: Sequence[Message],
+               event: str) -> str | None:
+    """When every message ``actual`` lacks is among ``firsts`` (each the first appended after
+    ``event``, a kill of the store's connections, a restart) and nothing else differs: how the
+    store lost them. Their appends returned, so it swallowed the error each met."""
+    missing = unmatched(expected, actual)
+    if not missing or unmatched(actual, expected) or any(message not in firsts for message in missing):
+        return None
+    which = "the lost message is" if len(missing) == 1 else f"the {len(missing)} lost messages are"
+    return (f"{which} the first appended after {event}, and its append returned: the store swallows the error "
+            "of an append that meets a closed connection (a \"best-effort\" write), so the message is lost unseen")
+
+
+def fresh_instance_loads(expected: Sequence[Message], fresh: Sequence[Message], why: str) -> str | None:
+    """When a new store instance loads ``expected`` where another loaded something else: Redis holds
+    the right history, and ``why`` says what the other instance did instead."""
+    if list(fresh) != list(expected):
+        return None
+    return f"a new store instance loads the {messages(len(expected))} expected, so Redis holds them: {why}"
 
 
 def expected_token_window(appended: Sequence[Message], budget: int, cost: Callable[[str], int],
@@ -351,6 +431,7 @@ def window_problem(appended: Sequence[Message], history: Sequence[Message], wind
     problem = (_rule_problem(appended, history, window, policy)
                # a count window's history is exact, and diagnose names the message lost or kept
                or (_budget_problem(appended, history, window, policy) if window.unit == "token" else None)
+               or _oldest_kept(appended, history, window, policy)
                or diagnose(policy.kept(appended, window), history, appended))
     other = next((p for p in POLICIES if p != policy and p.allows(appended, history, window)), None)
     if other is not None:
@@ -385,6 +466,16 @@ def _rule_problem(appended: list[Message], history: list[Message], window: Windo
                 f"the history {window.verb} {window.amount(window.total(history))}, over the {window.name} of "
                 f"{window.amount(window.limit)}")
     return None
+
+
+def _oldest_kept(appended: list[Message], history: list[Message], window: Window,
+                 policy: WindowPolicy) -> str | None:
+    """A history of as many messages as the window keeps, but the oldest ones: the wrong end trimmed."""
+    kept = policy.kept(appended, window)
+    if history == kept or len(history) != len(kept) or history != appended[:len(history)]:
+        return None
+    return (f"kept the oldest {messages(len(history))} of {len(appended)} instead of the newest: the trim cuts the "
+            "wrong end of the list (LTRIM key 0 N-1 keeps the first N)")
 
 
 def _article(word: str) -> str:
@@ -477,12 +568,15 @@ def summarised(content: str) -> list[Message] | None:
     return covered
 
 
-def compaction_problem(before: Sequence[Message], history: Sequence[Message]) -> str | None:
+def compaction_problem(before: Sequence[Message], history: Sequence[Message],
+                       known: Sequence[tuple[Sequence[Message], str]] = ()) -> str | None:
     """How ``history``, loaded after a compaction of a session that held ``before`` (and nothing
     appended since), breaks the contract, in store terms; None when it keeps it: one summary message
     first, whose content is exactly the summariser's text, covering the oldest messages of ``before``,
     followed by the rest of ``before``, each message exactly once, in order. A session of one message
-    may stay as it was; a longer one must have at least one message summarised."""
+    may stay as it was; a longer one must have at least one message summarised. ``known``: groups of
+    the session's messages the scenario knows the story of, each with it (those an earlier summary
+    covered: "the store dropped ..."), named when exactly such a group is lost."""
     before, history = [m.plain() for m in before], list(history)
     if not history:
         return f"compact left the session empty: the {messages(len(before))} it held are lost"
@@ -516,10 +610,12 @@ def compaction_problem(before: Sequence[Message], history: Sequence[Message]) ->
     foreign = next((m for m in covered + rest if m not in before), None)
     if foreign is not None:
         return f"the history holds {foreign.describe()}, which the session did not hold before compact"
-    lost = next((m for m in before if m not in covered + rest), None)
-    if lost is not None:
-        return (f"{_number(lost, before)} is lost: neither summarised nor in the history after the summary "
-                f"(the summary covers {messages(len(covered))}, and {messages(len(rest))} come after it)")
+    lost = [m for m in before if m not in covered + rest]
+    if lost:
+        found = (f"{_number(lost[0], before)} is lost: neither summarised nor in the history after the summary "
+                 f"(the summary covers {messages(len(covered))}, and {messages(len(rest))} come after it)")
+        story = next((text for group, text in known if lost == [m.plain() for m in group]), None)
+        return found + (f"; the {messages(len(lost))} lost are exactly {story}" if story else "")
     if covered != before[:len(covered)]:
         return (f"the summary does not cover the oldest messages of the session in order (it covers "
                 f"{', '.join(_number(m, before) for m in covered[:4])}{' ...' if len(covered) > 4 else ''})")

@@ -20,6 +20,10 @@ from memory_regression.reference import HistoryMismatch, assert_history, burst, 
 SESSIONS = 3         # sessions written at once, one writer each, per window size
 EACH = 20            # messages per writer (at least 2N, so that the window trims)
 SHARED_WRITERS = 4   # writers of the one session of the second scenario
+# what a wrong history after consistent_state said True shows, and what would make it
+AGREED_YET_WRONG = ("consistent_state said the backends agree, so it compares too little to notice (counts, or "
+                    "whether a queue is empty); a history gone wrong while writers of several sessions shared the "
+                    "store object is what state shared between its calls does (a \"current session\" attribute)")
 
 
 def agreed_finding(wait, what: str) -> str:
@@ -75,11 +79,11 @@ def test_backends_agree_after_concurrent_writes(memory):
             appended, history = store.stored_form(sent), store.load(session)
             context = f"{label}, session {session!r}, once consistent_state held: "
             if window is None:
-                assert_history(appended, history, appended, context)
+                assert_history(appended, history, appended, context, hint=lambda _: AGREED_YET_WRONG)
                 continue
             problem = window_problem(appended, history, count_window(window), memory.window_policy)
             if problem:
-                raise HistoryMismatch(context + problem,
+                raise HistoryMismatch(f"{context}{problem}; {AGREED_YET_WRONG}",
                                       expected_count_window(appended, window, memory.window_policy), history)
 
 

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from memory_regression.conversations import numbered_messages
-from memory_regression.reference import HistoryMismatch, assert_history
+from memory_regression.reference import HistoryMismatch, assert_history, unit_hint
 
 TTL_S = 1
 PACE_S = 0.4        # between appends of the active conversation: well inside the TTL
@@ -48,7 +48,23 @@ def test_active_session_outlives_its_ttl(memory):
         previous = before
         assert_history(expected, history, appended,
                        f"{time.monotonic() - started:.1f} s into a conversation with ttl={TTL_S} and an append "
-                       f"every {PACE_S} s: ")
+                       f"every {PACE_S} s: ", hint=lambda history: _expired_while_active(expected, history))
+
+
+def _remaining(pttl_ms):
+    """A key's TTL as the idle scenario reports it: none, or what is left, with a unit slip it shows."""
+    if pttl_ms == -1:
+        return "no TTL"
+    return f"TTL {pttl_ms / 1000:g} s" + unit_hint(pttl_ms / (TTL_S * 1000), "milliseconds", "seconds")
+
+
+def _expired_while_active(expected, history):
+    """A history that kept the newest messages and lost the oldest: the session expired mid-way."""
+    if not history or len(history) >= len(expected) or history != expected[len(expected) - len(history):]:
+        return None
+    return ("the session expired while active, and the appends after it started a new one: its TTL does not slide "
+            "(set only when the session is created, as EXPIRE NX or a TTL on the first push do, or a deadline "
+            "counted from the session's start, as EXPIREAT does, instead of from its last append)")
 
 
 @pytest.mark.starts_first
@@ -69,8 +85,7 @@ def test_idle_session_disappears_completely(memory):
     time.sleep(TTL_S + SLACK_S)
     idle = f"after {TTL_S + SLACK_S:g} s idle with ttl={TTL_S}"
     left = memory.keys()
-    assert not left, f"{idle}, keys remain: " + ", ".join(
-        f"{key} ({'no TTL' if memory.pttl_ms(key) == -1 else f'TTL {memory.pttl_ms(key) / 1000:g} s'})" for key in left)
+    assert not left, f"{idle}, keys remain: " + ", ".join(f"{key} ({_remaining(memory.pttl_ms(key))})" for key in left)
     history = store.load("idle")
     if history:
         raise HistoryMismatch(f"{idle}, the session still holds messages", [], history)

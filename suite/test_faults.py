@@ -19,7 +19,7 @@ import pytest
 from memory_regression.contract import Message
 from memory_regression.conversations import numbered_messages
 from memory_regression.proxy import WRITE_COMMANDS, ReplyDroppingProxy
-from memory_regression.reference import assert_history
+from memory_regression.reference import assert_history, fresh_instance_loads, lost_after
 
 # appended in turns; the store's connections are killed before each turn after the first, and before
 # each load
@@ -54,16 +54,24 @@ def test_store_reconnects_after_its_connections_are_killed(memory):
     that message is lost without a word. With a message twice: it retried an append that had
     already been stored."""
     store = memory.store()
-    appended, expected, killed = [], [], 0
+    appended, expected, firsts, killed = [], [], [], 0
+
+    def how(history):
+        return (lost_after(expected, history, firsts, "a kill of the store's connections")
+                or fresh_instance_loads(expected, memory.store().load("killed"),
+                                        "this instance's load, just after its connections were killed, returned "
+                                        "without them and raised nothing (silent amnesia): reconnect, or let the "
+                                        "connection error through"))
     for turn in range(TURNS):
         if turn:
             killed += memory.kill_connections()
         for message in numbered_messages(PER_TURN, f"turn {turn + 1}"):
             expected.append(store.add("killed", message))
             appended.append(message)
+        firsts += expected[-PER_TURN:][:1] if turn else []
         killed += memory.kill_connections()
         assert_history(expected, store.load("killed"), appended,
-                       context=f"after {turn + 1} turns with the store's connections killed before each: ")
+                       context=f"after {turn + 1} turns with the store's connections killed before each: ", hint=how)
     memory.note(f"killed {killed} connections of the store between turns" if killed else
                 "the store held no connection open between turns (it connects per call): nothing was killed")
 

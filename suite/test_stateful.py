@@ -25,7 +25,7 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 
 from memory_regression.capabilities import Capability
 from memory_regression.contract import Message
-from memory_regression.reference import assert_history, expected_count_window
+from memory_regression.reference import assert_history, expected_count_window, fresh_instance_loads
 
 SESSIONS = ("s1", "s1:2")     # ids sharing a prefix, as a glob or a careless key scheme would merge them
 INSTANCES = (0, 1)
@@ -103,6 +103,8 @@ def test_random_operations_match_the_model(memory, window):
             self.stores = [self.new_store(), self.new_store()]
             self.appended = {sid: [] for sid in SESSIONS}
             self.cleared_full = {sid: False for sid in SESSIONS}   # its last clear found its window full
+            self.writers = {sid: set() for sid in SESSIONS}   # the instances that wrote it since its last clear
+            self.generations = [0, 0]   # of each instance, counted by its restarts
             self.count = 0
 
         @staticmethod
@@ -117,11 +119,14 @@ def test_random_operations_match_the_model(memory, window):
                 self.stores[instance].clear(session)
                 self.cleared_full[session] = bool(window) and len(appended) >= window
                 self.appended[session] = []
+                self.writers[session] = set()
                 self.check(dict.fromkeys(SESSIONS, INSTANCES))   # the other session keeps its history
                 return
             restarted = op == RESTART
             if restarted:
                 self.stores[instance] = self.new_store()
+                self.generations[instance] += 1
+            self.writers[session].add((instance, self.generations[instance]))
             target = int(op.removeprefix(FILL)) if op.startswith(FILL) else 0
             for _ in range(max(target - len(appended), 1)):
                 self.count += 1
@@ -141,7 +146,28 @@ def test_random_operations_match_the_model(memory, window):
                 for instance in instances:
                     coverage.loaded(len(appended), self.cleared_full[session] and bool(appended))
                     assert_history(expected, self.stores[instance].load(session), appended,
-                                   context=f"loading {session!r} through instance {instance}: ")
+                                   context=f"loading {session!r} through instance {instance}: ",
+                                   hint=lambda history: self.why(session, instance, expected, history))
+
+        def why(self, session, instance, expected, history):
+            """What the steps show of a load that differed: a new instance loading it right (state in
+            the instance), or loading the same (Redis holds it) after a clear of a full window or
+            writes through several instances."""
+            fresh = self.new_store().load(session)
+            if fresh != history:
+                return fresh_instance_loads(expected, fresh, f"instance {instance} answers from state kept in the "
+                                            "instance (a cache, a count) that another instance's writes or a clear "
+                                            "made stale")
+            held = "a new store instance loads the same, so Redis holds it"
+            if self.cleared_full[session]:
+                return (f"{held}; the session was refilled after a clear of its full window: state kept beside the "
+                        "list that clear leaves behind (a \"window full\" mark, a counter of messages or trims) "
+                        "would do this")
+            if len(self.writers[session]) > 1:
+                return (f"{held}; since its last clear {len(self.writers[session])} store instances wrote the session "
+                        "(two instances, or one restarted): state each instance keeps of the session (a sequence "
+                        "number or a count seeded from it) that the other's writes make stale would do this")
+            return None
 
     failed = True
     try:

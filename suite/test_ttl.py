@@ -4,17 +4,11 @@ it on every append. Whether keys really expire is test_expiry.py's concern."""
 import pytest
 
 from memory_regression.conversations import numbered_messages
+from memory_regression.reference import unit_hint
 
 TTL_S = 60
 FRESH_SLACK_MS = 2000     # a TTL just set may have run down this much by the time we read it
 SHORTENED_MS = 5000       # the suite shortens TTLs to this to see whether an append restores them
-UNIT_SLIP = (500, 2000)   # a TTL this many times too long or too short: seconds and milliseconds confused
-
-
-def _unit_hint(ratio: float, unit_given: str, unit_meant: str) -> str:
-    """The unit slip a TTL ``ratio`` times off shows, only where it is about a thousand."""
-    low, high = UNIT_SLIP
-    return f" ({ratio:,.0f}×: {unit_given} taken for {unit_meant}?)" if low <= ratio <= high else ""
 
 
 def _ttl_problems(memory, ttl_s, keys=None, shortened_ms=None):
@@ -30,13 +24,13 @@ def _ttl_problems(memory, ttl_s, keys=None, shortened_ms=None):
             problems.append(f"key {key} has no TTL")
         elif pttl > ttl_s * 1000:
             problems.append(f"key {key} has a TTL of {pttl / 1000:g} s, longer than the configured {ttl_s} s"
-                            + _unit_hint(pttl / (ttl_s * 1000), "milliseconds", "seconds"))
+                            + unit_hint(pttl / (ttl_s * 1000), "milliseconds", "seconds"))
         elif shortened_ms is not None and pttl <= shortened_ms:
             problems.append(f"key {key} has a TTL of {pttl / 1000:g} s, what the suite had shortened it to: the "
                             f"append did not set it back to {ttl_s} s")
         elif pttl < ttl_s * 1000 - FRESH_SLACK_MS:
             problems.append(f"key {key} has a TTL of {pttl / 1000:g} s right after an append, "
-                            f"expected about {ttl_s} s" + _unit_hint(ttl_s * 1000 / max(pttl, 1), "seconds",
+                            f"expected about {ttl_s} s" + unit_hint(ttl_s * 1000 / max(pttl, 1), "seconds",
                                                                      "milliseconds"))
     return problems
 

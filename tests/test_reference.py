@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from memory_regression.contract import Message
 from memory_regression.reference import (POLICIES, SUFFIX, WindowPolicy, compacted_window, compaction_problem,
                                          count_window, diagnose, expected_count_window, expected_token_window,
-                                         summarised, summarize, token_budget, window_problem)
+                                         fresh_instance_loads, lost_after, summarised, summarize, token_budget,
+                                         window_problem)
 
 contents = st.lists(st.text(alphabet="abcdefgh ", min_size=0, max_size=12), min_size=0, max_size=12,
                     unique=True)
@@ -54,7 +55,8 @@ def test_count_window_and_diagnosis(texts, window):
 def test_diagnosis_wording():
     appended = messages(["a", "b", "c", "d"])
     assert diagnose(appended, appended[::-1], appended) == "history is in reverse order (4 messages, newest first)"
-    assert diagnose(appended, appended[1:], appended) == "lost message 1 of 4: history has 3 messages, expected 4"
+    assert diagnose(appended, appended[1:], appended) == ("lost message 1 of 4 (user: 'a'): history has 3 messages, "
+                                                         "expected 4")
     assert diagnose(appended[2:], appended[1:], appended) == ("kept 3 messages, expected 2: message 2 of 4 should "
                                                               "have been trimmed")
     assert diagnose([], [Message("system", "hi")], appended) == ("history holds 1 message never appended to "
@@ -65,6 +67,43 @@ def test_diagnosis_wording():
     swapped = [*appended[:3], Message("assistant", "e")]
     assert diagnose(appended, swapped, appended) == ("message 4 of the history was altered: first difference "
                                                      "at character 0: expected 'd', got 'e'")
+
+
+
+def test_a_cause_is_named_only_where_the_histories_show_it():
+    """Sorted by text, the oldest kept, the firsts after an event lost, a new instance loading right:
+    each named when the histories show it, and not for a history that differs otherwise."""
+    appended = messages(["b", "a", "d", "c"])
+    by_text = sorted(appended, key=lambda m: (m.role, m.content))
+    runs = "history is reordered within runs of consecutive appends, each run sorted by its messages' text"
+    assert diagnose(appended, by_text, appended).startswith(runs)
+    longer = [*appended, *messages(["f", "e", "h", "g"])]   # two seconds of appends, each sorted as a sorted set ties
+    in_runs = [*by_text, *sorted(longer[4:], key=lambda m: (m.role, m.content))]
+    assert diagnose(longer, in_runs, longer).startswith(runs)
+    assert not diagnose(appended, [appended[0], appended[2], appended[1], appended[3]], appended).startswith(
+        "history is reordered within runs")   # reordered, but not by text
+    assert not diagnose(appended, [appended[1], appended[0], *appended[2:]], appended).startswith(
+        "history is reordered within runs")   # a message and its reply swapped: sorted by role, but proves nothing
+    assert window_problem(appended, appended[:2], count_window(2)) == (
+        "kept the oldest 2 messages of 4 instead of the newest: the trim cuts the wrong end of the list "
+        "(LTRIM key 0 N-1 keeps the first N)")
+    assert window_problem(appended, appended[1:3], count_window(2)).startswith("position 1 holds")
+    assert lost_after(appended, [*appended[:2], appended[3]], [appended[2]], "a kill").startswith(
+        "the lost message is the first appended after a kill, and its append returned")
+    assert lost_after(appended, appended[2:], [appended[2]], "a kill") is None   # lost others too
+    assert lost_after(appended, [*appended[:2], appended[0], appended[3]], [appended[2]], "a kill") is None
+    said = [Message("user", "  hi  "), Message("assistant", "你好"), Message("user", "x" * 100)]
+    for index, changed, named in ((0, "hi", "message 1 of the history was altered: its surrounding whitespace was "
+                                             "stripped ('  hi  ' came back as 'hi')"),
+                                  (1, "你好".encode().decode("latin-1"), "message 2 of the history was altered: its "
+                                                                        "UTF-8 bytes were read as latin-1 (mojibake)"),
+                                  (2, "x" * 64, "message 3 of the history was altered: it was cut at 64 characters "
+                                                "(of 100)")):
+        altered = [*said[:index], Message(said[index].role, changed), *said[index + 1:]]
+        assert diagnose(said, altered, said).startswith(named), (named, altered)
+    assert fresh_instance_loads(appended, appended, "instance 1 answers from a cache") == (
+        "a new store instance loads the 4 messages expected, so Redis holds them: instance 1 answers from a cache")
+    assert fresh_instance_loads(appended, appended[1:], "instance 1 answers from a cache") is None
 
 
 # -- window policies ----------------------------------------------------------------------------------
@@ -190,7 +229,7 @@ def test_token_wording_under_a_policy():
 
 def test_hint_names_the_policy_the_history_follows():
     assert problem(SESSION[5:], count_window(3)) == (
-        "lost message 5 of 7: history has 2 messages, expected 3" + HINT.format("start-on-user"))
+        "lost message 5 of 7 (assistant: 'a2'): history has 2 messages, expected 3" + HINT.format("start-on-user"))
     assert problem([SESSION[0], *SESSION[5:]], count_window(3)) == (
         "position 1 holds message 1 of 7, expected message 5 of 7" + HINT.format("keep-system"))
     assert problem([SESSION[0]], count_window(2)) == (
@@ -280,7 +319,13 @@ def test_compaction_wording():
         "the summary is not the first message but message 2 of the history, after 1 message it covers: the "
         "originals it replaced were not all removed (duplicates)")
     assert compaction_problem(before, before[2:]) == (
-        "the history holds no summary, and lost message 1 of 4 and 1 more: history has 2 messages, expected 4")
+        "the history holds no summary, and lost message 1 of 4 (user: 'a') and 1 more: history has 2 messages, "
+        "expected 4")
+    known = [(before[:2], "those the earlier summary covered")]
+    assert compaction_problem(before, [summary_message(before[2:3]), before[3]], known) == (
+        "message 1 of 4 is lost: neither summarised nor in the history after the summary (the summary covers 1 "
+        "message, and 1 message come after it); the 2 messages lost are exactly those the earlier summary covered")
+    assert "earlier summary" not in compaction_problem(before, [summary_message(before[1:3]), before[3]], known)
     assert compaction_problem(before, [summary, summary_message(before[2:3]), before[3]]).startswith(
         "the history holds a second summary")
     assert compaction_problem(before, [summary, before[3], before[2]]) == (
@@ -305,5 +350,5 @@ def test_a_lost_repeat_is_a_lost_message_of_a_repeat():
     appended = [hello, again, again]
     assert unmatched(appended, [hello, again]) == [again]
     assert diagnose(appended, [hello, again], appended) == (
-        "lost message 2 of 3 (a repeat: the same message comes twice, the history holds it once): history has 2 "
-        "messages, expected 3")
+        "lost message 2 of 3 (user: 'continue', a repeat: the same message comes twice, the history holds it once): "
+        "history has 2 messages, expected 3")
