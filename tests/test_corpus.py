@@ -3,6 +3,7 @@ scenarios meant for it, and no correct store fails."""
 
 import ast
 import re
+from collections import Counter
 
 import pytest
 
@@ -103,6 +104,33 @@ def corpus_args(store: type) -> tuple[str, ...]:
     return TOKEN_ARGS if issubclass(store, broken.TokenStore) else ()
 
 
+def declared_cause(store: type) -> tuple[str, dict[str, str]]:
+    """What a broken store's failures must say of its cause, as the store declares it beside its
+    docstring: ``CAUSE``, the cause named, or ``LISTED_CAUSE``, where the evidence cannot single it
+    out and the failure lists the possible causes, this one among them. A pattern every failure of
+    the scenarios that catch it matches, or a mapping of the scenarios whose failures can show it
+    to a pattern each. Returns the attribute's name and the mapping."""
+    declared = [name for name in ("CAUSE", "LISTED_CAUSE") if name in vars(store)]
+    assert len(declared) == 1, f"{store.__name__} declares {declared or 'neither CAUSE nor LISTED_CAUSE'}"
+    pattern = vars(store)[declared[0]]
+    return declared[0], pattern if isinstance(pattern, dict) else dict.fromkeys(BROKEN[store], pattern)
+
+
+def test_every_broken_store_declares_the_cause_its_failures_name():
+    """Each declares one, for scenarios that catch it, and README's figure is the count of them."""
+    kinds = Counter()
+    for store in BROKEN:
+        kind, patterns = declared_cause(store)
+        assert set(patterns) <= set(BROKEN[store]), (store.__name__, set(patterns) - set(BROKEN[store]))
+        for pattern in patterns.values():
+            re.compile(pattern)
+        kinds[kind] += 1
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    figure = re.search(r"Diagnoses are right on (\d+) of (\d+) broken stores: .*? On the other (\d+), ", readme)
+    assert figure, "README has no 'Diagnoses are right on N of M broken stores' figure"
+    assert tuple(map(int, figure.groups())) == (kinds["CAUSE"], len(BROKEN), kinds["LISTED_CAUSE"]), kinds
+
+
 @pytest.mark.parametrize("store", sorted(BROKEN, key=lambda c: c.__name__), ids=lambda c: c.__name__)
 def test_broken_store_is_caught(run_suite, store, corpus_run):
     """The stateful scenario runs on the stores meant for it, and must catch them at every window
@@ -120,6 +148,10 @@ def test_broken_store_is_caught(run_suite, store, corpus_run):
     if broken.STATEFUL in expected:
         caught_at = {f["point"] for f in result.summary["failures"] if f["scenario"] == broken.STATEFUL}
         assert caught_at == stateful_points(result.summary), result.output
+    kind, patterns = declared_cause(store)
+    for failure in result.summary["failures"]:
+        if failure["scenario"] in patterns:
+            assert re.search(patterns[failure["scenario"]], failure["message"]), (kind, failure["message"])
 
 
 @pytest.mark.parametrize("store", sorted(WARNED, key=lambda c: c.__name__), ids=lambda c: c.__name__)
@@ -185,4 +217,5 @@ def test_a_store_following_another_policy_is_told_to_pass_it(run_suite):
     hint = "; this is what --window-policy start-on-user expects: if the store means to do that, pass it"
     assert all(f["message"].endswith(hint) for f in failures), result.output
     assert next(f["message"] for f in failures if f["point"] == "N=5") == (
-        "N=5, after 6 appends: lost message 2 of 6: history has 4 messages, expected 5" + hint)
+        "N=5, after 6 appends: lost message 2 of 6 (assistant: 'turn 0002'): history has 4 messages, expected 5"
+        + hint)

@@ -4,7 +4,9 @@ Every class overrides one step of a correct store in :mod:`tests.stores.correct`
 maps each to the exact set of fixed scenarios that fail on it; where that is more than one, the
 class docstring says why the others fail too. The stateful scenario (random sequences checked
 against the reference model) is a net under all of them: it must catch the bug meant for it, and
-may catch any other (``MAY_ALSO_CATCH``).
+may catch any other (``MAY_ALSO_CATCH``). Each class declares the cause its failures must name,
+``CAUSE`` or ``LISTED_CAUSE`` (``tests.test_corpus.declared_cause`` says how), as every broken
+store in ``tests/stores`` does.
 """
 
 import time
@@ -17,12 +19,16 @@ from tests.stores.stateful_bugs import (CacheCheckedByLength, FullWindowMarkSurv
 class OffByOneTrim(ListStore):
     """Keeps N+1 messages: ``ltrim(key, -N-1, -1)``."""
 
+    CAUSE = r"kept (\d+) messages, expected \d+: message 1 of \1 should have been trimmed"
+
     def trim(self, pipe, key):
         pipe.ltrim(key, -self.max_messages - 1, -1)
 
 
 class KeepsOldest(ListStore):
     """Trims from the wrong end: ``ltrim(key, 0, N-1)`` keeps the first N messages ever sent."""
+
+    CAUSE = r"kept the oldest \d+ messages of \d+ instead of the newest: the trim cuts the wrong end"
 
     def trim(self, pipe, key):
         pipe.ltrim(key, 0, self.max_messages - 1)
@@ -31,6 +37,8 @@ class KeepsOldest(ListStore):
 class ReversedOrder(ListStore):
     """LPUSH without reversing on read: histories come back newest first (langchain#2167).
     Every scenario that compares a history of two or more messages fails."""
+
+    CAUSE = r"history is in reverse order"
 
     def push(self, pipe, key, raw):
         pipe.lpush(key, raw)
@@ -43,12 +51,16 @@ class UnicodeMangled(ListStore):
     """Stores text through latin-1 mojibake. Session isolation fails too: its messages quote the
     unicode session id."""
 
+    CAUSE = r"its UTF-8 bytes were read as latin-1 \(mojibake\)"
+
     def encode(self, role, content):
         return super().encode(role, content.encode("utf-8").decode("latin-1"))
 
 
 class SystemRoleLost(ListStore):
     """Knows only user and assistant: a system message comes back as a user message."""
+
+    CAUSE = r"lost its role: expected 'system', got 'user'"
 
     def encode(self, role, content):
         return super().encode(role if role in ("user", "assistant") else "user", content)
@@ -58,12 +70,16 @@ class SessionKeyCollision(ListStore):
     """Strips whitespace and braces from the session id in the key (to "keep keys tidy"), so
     ``a b`` and ``ab`` share a list, and so do ``{alice}`` and ``alice``."""
 
+    CAUSE = r"never appended to this session, first user: '\{alice\} says"
+
     def key(self, session_id):
         return f"{self.namespace}messages:" + "".join(c for c in session_id if not c.isspace() and c not in "{}")
 
 
 class MissingTTL(ListStore):
     """Never sets a TTL: keys live forever (langgraph-redis#137)."""
+
+    CAUSE = r"no TTL|no key has a TTL"
 
     def expire(self, pipe, key):
         pass
@@ -72,6 +88,8 @@ class MissingTTL(ListStore):
 class CompanionKeyWithoutTTL(ListStore):
     """Records when the session was last active with a plain SET (no EX) beside the list: the
     messages expire, that key lives forever."""
+
+    CAUSE = r":last-active has no TTL"
 
     def expire(self, pipe, key):
         pipe.set(key + ":last-active", time.time())
@@ -84,6 +102,11 @@ class CompanionKeyWithoutTTL(ListStore):
 class TTLNotRefreshed(ListStore):
     """Sets the TTL only when the key has none (EXPIRE NX), so an active session still expires."""
 
+    CAUSE = {
+        "test_append_refreshes_ttl": r"what the suite had shortened it to: the append did not set it back",
+        "test_active_session_outlives_its_ttl": r"its TTL does not slide",
+    }
+
     def expire(self, pipe, key):
         pipe.expire(key, self.ttl, nx=True)
 
@@ -91,6 +114,8 @@ class TTLNotRefreshed(ListStore):
 class TTLInMilliseconds(ListStore):
     """Treats the TTL in seconds as milliseconds and multiplies: keys live 1000 times too long.
     The expiry and refresh scenarios fail too: the TTL never comes near the configured one."""
+
+    CAUSE = r"milliseconds taken for seconds"
 
     def expire(self, pipe, key):
         pipe.expire(key, self.ttl * 1000)
@@ -117,6 +142,8 @@ class ProcessLocalCache(_InstanceCache):
     """Writes each append into its own cache too, and keeps the cache as long as the keys' TTL:
     another worker's appends are invisible to it."""
 
+    CAUSE = r"from state kept in (the instance|its process)"
+
     def __init__(self, redis, namespace, max_messages, ttl):
         super().__init__(redis, namespace, max_messages, ttl)
         self.cached_until = {}
@@ -139,6 +166,8 @@ class CacheGuardedAgainstLoss(ProcessLocalCache):
     eviction): when the session's list holds fewer messages than the cache, it reads Redis again.
     More messages than the cache, another worker's appends, it does not look for."""
 
+    CAUSE = r"it answers from state kept in the instance"
+
     def get(self, session_id):
         if self.redis.llen(self.key(session_id)) < len(self.cache.get(session_id, [])):
             self.cache.pop(session_id, None)
@@ -150,6 +179,8 @@ class PerInstanceReadCache(_InstanceCache):
     instance (another worker) stay invisible to it. Only a sequence that loads through one
     instance, writes through the other and loads again shows it."""
 
+    CAUSE = r"Redis holds them: instance \d answers from state kept in the instance"
+
     def append(self, session_id, role, content):
         self.cache.pop(session_id, None)
         super().append(session_id, role, content)
@@ -158,6 +189,8 @@ class PerInstanceReadCache(_InstanceCache):
 class ClearDeletesOtherSessions(ListStore):
     """Clears by glob pattern ``<key>*``: clearing ``alice`` also clears ``alice2`` and ``alice:2``."""
 
+    CAUSE = r"clear\('alice'\) damaged session"
+
     def clear(self, session_id):
         for key in self.redis.scan_iter(self.key(session_id) + "*"):
             self.redis.delete(key)
@@ -165,6 +198,8 @@ class ClearDeletesOtherSessions(ListStore):
 
 class KeysOutsideNamespace(ListStore):
     """Keeps a global index of sessions under the fixed key ``sessions``, outside the namespace."""
+
+    CAUSE = r"keys outside the namespace"
 
     def expire(self, pipe, key):
         pipe.sadd("sessions", key)
@@ -176,6 +211,13 @@ class EqualScoresSortedSet(ListStore):
     """A sorted set scored by ``int(time.time())``: messages appended within one second tie, and
     Redis orders ties by member, so the assistant's turns come before the user's. Every scenario
     that compares a history with both roles fails."""
+
+    CAUSE = {   # where enough messages share a second for their order to show it
+        "test_no_silent_cap": r"reordered within runs of consecutive appends, each run sorted by its messages' text",
+        "test_many_fast_appends_keep_order": r"reordered within runs of consecutive appends, each run sorted by",
+        "test_loading_twice_changes_nothing": r"reordered within runs of consecutive appends, each run sorted by",
+        "test_round_trip_keeps_role_content_and_order": r"a repeat: the same message comes twice",
+    }
 
     def push(self, pipe, key, raw):
         pipe.zadd(key, {raw: int(time.time())})
@@ -190,6 +232,8 @@ class EqualScoresSortedSet(ListStore):
 class EmptyMessageDropped(ListStore):
     """Skips appends whose content is empty."""
 
+    CAUSE = r"lost message \d+ of \d+ \(\w+: ''\)"
+
     def append(self, session_id, role, content):
         if content:
             super().append(session_id, role, content)
@@ -198,6 +242,8 @@ class EmptyMessageDropped(ListStore):
 class LongMessageTruncated(ListStore):
     """Cuts content at 64 KiB characters."""
 
+    CAUSE = r"it was cut at 65,536 characters"
+
     def encode(self, role, content):
         return super().encode(role, content[:65536])
 
@@ -205,12 +251,16 @@ class LongMessageTruncated(ListStore):
 class WhitespaceStripped(ListStore):
     """Strips surrounding whitespace from content."""
 
+    CAUSE = r"its surrounding whitespace was stripped"
+
     def encode(self, role, content):
         return super().encode(role, content.strip())
 
 
 class ClearLeavesKeys(ListStore):
     """Keeps a message counter beside the list, and clear forgets to delete it."""
+
+    CAUSE = r"after clear\('gone'\) these keys remain"
 
     def expire(self, pipe, key):
         pipe.incr(key + ":count")
@@ -222,6 +272,8 @@ class DropsRepeatedMessage(ListStore):
     """Skips an append equal to the last message stored ("to avoid duplicates"): a user who says
     "continue" twice in a row loses the second."""
 
+    CAUSE = r"a repeat: the same message comes twice, the history holds it once"
+
     def append(self, session_id, role, content):
         last = self.redis.lindex(self.key(session_id), -1)
         if last is None or self.decode(last) != {"role": role, "content": content}:
@@ -231,6 +283,8 @@ class DropsRepeatedMessage(ListStore):
 class SilentCap(ListStore):
     """Reads at most the last 1000 messages, whatever the window."""
 
+    CAUSE = r"history has 1000 messages, expected 3000"
+
     def read(self, key):
         return self.redis.lrange(key, -1000, -1)
 
@@ -239,6 +293,10 @@ class LoadConsumes(ListStore):
     """Load reads and deletes the list in one transaction, as a queue would. The count-window and
     two-instance scenarios fail too, and so do the reconnect and lost-reply scenarios: they load more
     than once."""
+
+    CAUSE = {
+        "test_loading_twice_changes_nothing": r"the first load was right, so loading changed the session",
+    }
 
     def read(self, key):
         with self.redis.pipeline(transaction=True) as pipe:
@@ -251,6 +309,11 @@ class GreetingWhenEmpty(ListStore):
     """Returns a default system prompt for a session with no messages. Every scenario that expects
     an empty history fails: after clear, before the first append, after expiry."""
 
+    CAUSE = {
+        "test_count_window_keeps_last_n":
+            r"history holds 1 message never appended to this session, first system: 'You are a helpful assistant.'",
+    }
+
     def get(self, session_id):
         return super().get(session_id) or [{"role": "system", "content": "You are a helpful assistant."}]
 
@@ -258,12 +321,16 @@ class GreetingWhenEmpty(ListStore):
 class TokenOverTrim(TokenStore):
     """Trims while the total is at or over the budget: a history that fits exactly loses its oldest."""
 
+    CAUSE = r"history is over-trimmed"
+
     def over_budget(self, total):
         return total >= self.max_tokens
 
 
 class OversizeKeepsRest(TokenStore):
     """When the newest message alone exceeds the budget, gives up trimming and keeps everything."""
+
+    CAUSE = r"the newest message alone costs \d+ tokens, over the budget of \d+ tokens, yet \d+ messages older remain"
 
     def how_many_to_drop(self, costs):
         return 0 if costs[-1] > self.max_tokens else super().how_many_to_drop(costs)

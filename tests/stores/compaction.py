@@ -114,6 +114,8 @@ class LosesTheEarlierSummary(CompactingListStore):
     summary", and replaces them and the earlier summary with it: a second compaction loses what the
     first summarised."""
 
+    CAUSE = r"lost are exactly those the earlier summary covered: the store dropped the earlier summary"
+
     def summarized(self, head):
         return [message for message in super().summarized(head) if not message.get("summary")]
 
@@ -122,6 +124,8 @@ class RewritesTheSession(CompactingListStore):
     """Reads the session, summarises its head, then writes the summary and the rest as it read them
     (DEL, RPUSH) in one MULTI/EXEC, but without WATCH: a message appended while it summarised is
     overwritten (a lost update)."""
+
+    CAUSE = r"lost are exactly those appended while compact summarised: .*\(a lost update\)"
 
     def compact(self, session_id):
         key = self.key(session_id)
@@ -140,6 +144,8 @@ class RewritesTheSession(CompactingListStore):
 class TrimsBeforeSummarizing(CompactingListStore):
     """Trims the messages it will replace off the head first, then summarises them and pushes the
     summary: when the summariser raises, they are gone and nothing replaces them."""
+
+    CAUSE = r"failed \(its summariser raised\), the session is neither as it was nor compacted whole"
 
     def compact(self, session_id):
         key = self.key(session_id)
@@ -160,6 +166,8 @@ class PinnedCompaction(CompactingListStore):
     replaced message to the summary (LSET), then trims the older ones (LTRIM) on its connection.
     When the server closed that connection while it summarised, the LSET goes through on a fresh
     one and the LTRIM fails: the summary sits after the originals it covers."""
+
+    CAUSE = r"the session is neither as it was nor compacted whole"
 
     def __init__(self, redis, namespace, max_messages, ttl, summarize):
         super().__init__(redis, namespace, max_messages, ttl, summarize)
@@ -186,6 +194,8 @@ class SummaryOutsideTheWindow(CompactingListStore):
     """Keeps the summary in a key of its own beside the list, which the window trims: loaded first,
     it is never counted, so once the window is full the history holds N messages and the summary,
     while the store says (no ``summary_in_window = False``) that the summary counts toward N."""
+
+    CAUSE = r"kept \d+ messages, expected \d+: .*summary_in_window = False"
 
     def summary_key(self, session_id):
         return f"{self.namespace}summary:{session_id}"
@@ -253,6 +263,8 @@ class CompactingTokenStore(TokenStore):
 class UncountedSummary(CompactingTokenStore):
     """Records the summary with a cost of nothing ("it is ours, not the user's"), so the budget
     never counts it: once the session is full, the history costs the summary's tokens over it."""
+
+    CAUSE = r"over the budget of \d+ tokens .*summary_in_window = False"
 
     def summary_cost(self, summary):
         return 0

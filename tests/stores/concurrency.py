@@ -16,6 +16,9 @@ class ReadModifyWrite:
     that overlap both read the same document, and the later SET drops the other's message (a lost
     update)."""
 
+    CAUSE = (r"though one writer appending as many loses none: appends that overlap overwrite each other \(a lost "
+        r"update\)")
+
     def __init__(self, redis, namespace, ttl):
         self.redis, self.namespace, self.ttl = redis, namespace, ttl
 
@@ -39,6 +42,9 @@ class LocksInItsProcess(ReadModifyWrite):
     overlap, so writers sharing the store lose nothing, but each process has a lock of its own, and
     writers in separate processes (replicas of a service) still overwrite each other."""
 
+    CAUSE = (r"though one writer appending as many loses none: appends that overlap overwrite each other \(a lost "
+        r"update\)")
+
     LOCK = threading.Lock()
 
     def append(self, session_id, role, content):
@@ -51,6 +57,8 @@ class TrimsFromPushedLength(ListStore):
     RPUSH returned: ``LTRIM key (length - N) -1``. Between the two, a reader sees more than N
     messages, and a push by another writer shifts the list, so the stale start cuts a message that
     should stay."""
+
+    CAUSE = r"the session lost messages it held \(a trim cut more than the oldest"
 
     def trim(self, pipe, key):
         pass
@@ -69,6 +77,8 @@ class TrimsUnderItsProcessLock(TrimsFromPushedLength):
     process never see between the steps nor trim from a stale length, but the lock is of this
     process only, so writers in other processes (replicas of a service) still interleave their
     steps, and cut messages they should keep or show readers more than N."""
+
+    CAUSE = r"the session lost messages it held \(a trim cut more than the oldest"
 
     LOCK = threading.Lock()
 
@@ -98,6 +108,8 @@ class TrimsTokensByAStaleIndex(TokenStore):
     """Reads the session, computes how many of the oldest to drop, and trims by that index in a
     second step, with no WATCH: another writer's push and trim in between moved the list, and the
     stale index cuts messages that should stay (the token window over-trims under concurrency)."""
+
+    CAUSE = r"the session lost messages it held \(a trim cut more than the oldest"
 
     def trim(self, key, total_key):
         costs = [json.loads(raw)["tokens"] for raw in self.redis.lrange(key, 0, -1)]

@@ -22,6 +22,8 @@ class MirrorsInArrivalOrder(TwoBackendStore):
     their mirror write, so the mirror's order differs from Redis' for good, and consistent_state
     (which compares them) stays False."""
 
+    LISTED_CAUSE = r"lags behind Redis and never caught up \(.*applied out of order"
+
     def _mark(self, session_id, delay):
         pass   # no copies: each write is mirrored by itself
 
@@ -54,6 +56,9 @@ class CoalescesMirrorWrites(MirrorsInArrivalOrder):
     mirror. The others are lost from the mirror for good (Redis has them, so every load is right),
     and consistent_state stays False."""
 
+    LISTED_CAUSE = (r"lags behind Redis and never caught up \(a mirror write dropped or overwritten under concurrent "
+        r"writes")
+
     def __init__(self, redis, data_dir=None, max_messages=1000, ttl=None, namespace="chat:"):
         super().__init__(redis, data_dir, max_messages, ttl, namespace)
         self._pending = {}
@@ -78,6 +83,9 @@ class ServesTheMirrorOfTheLastSession(MirrorsInArrivalOrder):
     object race, and messages are mirrored, and served, under another session. Its
     consistent_state only says that no mirror write is pending, which is always: True while the
     backends differ."""
+
+    LISTED_CAUSE = (r"consistent_state said the backends agree, so it compares too little .* state shared between its "
+        r"calls")
 
     def append(self, session_id, role, content):
         self._session = session_id

@@ -26,6 +26,8 @@ class ExpiresAtFixedDeadline(_WithMetadata):
     session is young, and a conversation longer than the TTL loses everything mid-way, however
     active."""
 
+    LISTED_CAUSE = r"its TTL does not slide .*a deadline counted from the session's start"
+
     def expire(self, pipe, key):
         meta = self.meta_key(key)
         self.redis.hsetnx(meta, "started", int(time.time() * 1000))
@@ -39,6 +41,8 @@ class MetadataTTLSetOnce(_WithMetadata):
     it (EXPIRE NX) while the list's TTL slides: a session active for longer than the TTL keeps its
     messages and loses its metadata, a half session."""
 
+    CAUSE = r":meta has a TTL of [\d.]+ s, what the suite had shortened it to: the append did not set it back"
+
     def expire(self, pipe, key):
         meta = self.meta_key(key)
         pipe.hsetnx(meta, "started", int(time.time() * 1000))
@@ -50,6 +54,8 @@ class LoadWritesMetadata(_WithMetadata):
     """Counts reading as activity: every load notes the time in the metadata hash and refreshes
     both TTLs. On a session that has expired, the HSET creates the hash again: a ghost session
     without messages, listed wherever sessions are, for another TTL."""
+
+    CAUSE = r"loading the expired session created keys again"
 
     def get(self, session_id):
         key = self.key(session_id)

@@ -20,6 +20,9 @@ class PinnedConnection(ListStore):
     is lost (the connection reconnects on the append after). Its calls take turns on the connection,
     so concurrent appends are safe."""
 
+    CAUSE = (r"the first appended after (a kill of the store's connections|a restart of the server), and its "
+        r"append returned: the store swallows the error")
+
     def __init__(self, redis, namespace, max_messages, ttl):
         super().__init__(redis, namespace, max_messages, ttl)
         self.connection = redis.connection_pool.get_connection()
@@ -44,6 +47,8 @@ class ForgetsOnADroppedConnection(ListStore):
     (it never sends a push twice), but a load that meets it closed returns an empty history. A
     restart is met by the append that follows it, which reconnects before the load; a connection the
     server closes between an append and a load makes that load forget everything."""
+
+    CAUSE = r"just after its connections were killed, returned without them and raised nothing"
 
     def __init__(self, redis, namespace, max_messages, ttl):
         super().__init__(redis, namespace, max_messages, ttl)
@@ -77,6 +82,8 @@ class ForgetsWhenDown(ListStore):
     """Loads an empty history when the server cannot be reached, so the conversation goes on (silent
     amnesia)."""
 
+    CAUSE = r"load returned an empty history while the server was down"
+
     def read(self, key):
         try:
             return super().read(key)
@@ -86,6 +93,8 @@ class ForgetsWhenDown(ListStore):
 
 class BestEffortAppend(ListStore):
     """Swallows a connection error in append, so the chat goes on as if the message were stored."""
+
+    CAUSE = r"the store swallows the connection error"
 
     def append(self, session_id, role, content):
         try:
@@ -99,6 +108,8 @@ class RetriesAppend(ListStore):
     the connection died before the write, and when the server is down; but when the reply to a write
     that had executed was lost, the message is stored twice. Killed idle connections never reach its
     loop: the client's pool replaces them before sending."""
+
+    LISTED_CAUSE = r"a blind retry of a non-idempotent write, by the store's own retry loop or by its client"
 
     ATTEMPTS = 3
 
@@ -118,6 +129,8 @@ class ClientRetries(ListStore):
     stored twice. The retries also replace a killed connection, and end in the error while the server
     is down, after seconds of backoff (7.5 s for the append and the load of that scenario, measured)."""
 
+    LISTED_CAUSE = r"a blind retry of a non-idempotent write, by the store's own retry loop or by its client"
+
     def __init__(self, redis_url, namespace, max_messages, ttl):
         super().__init__(redis.Redis(**parse_url(redis_url), decode_responses=True), namespace, max_messages, ttl)
 
@@ -130,6 +143,8 @@ class RetriesItsTransaction(ListStore):
     on every WatchError; redis-py raises one too when the connection dies during a watched EXEC, so a
     lost EXEC reply stores the message twice. Killed idle connections are replaced by the pool before
     WATCH, and while the server is down WATCH itself raises."""
+
+    LISTED_CAUSE = r"a blind retry of a non-idempotent write, by the store's own retry loop or by its client"
 
     def append(self, session_id, role, content):
         key = self.key(session_id)

@@ -14,6 +14,8 @@ class SleepsPerCall(ListStore):
     """Sleeps 20 ms in every append and every load (a retry back-off on the happy path, a lock held
     too long, a second backend waited for): right, and slow."""
 
+    CAUSE = r"append p95 [\d.]+ ms is over the budget of 10 ms"
+
     # under a budget of half its sleep (the runs of tests/test_corpus.py): the budget applies to
     # the latency group alone, and the other groups' thousands of calls would take minutes
     CORPUS_ARGS = ("--latency-budget-ms", BUDGET, "--groups", "latency")

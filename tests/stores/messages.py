@@ -38,6 +38,8 @@ class OrphansToolResults(SavesDicts):
     """Keeps the last N messages with LTRIM alone: when the window's edge falls between an assistant
     message and its tool results, the results stay first, without their call (llama_index#12394)."""
 
+    CAUSE = r"is a tool result \(tool_call_id '[^']+'\) whose calling assistant message is not before it"
+
     def __init__(self, redis, namespace, max_messages, ttl):
         super().__init__(redis, namespace, ttl)
         self.lists = ListStore(redis, namespace, max_messages, ttl)
@@ -46,6 +48,8 @@ class OrphansToolResults(SavesDicts):
 class DropsMetadata(SavesDicts):
     """Saves what it knows of a message, and nothing of its ``metadata`` (langchain-redis#185 lost
     ``tool_calls`` the same way)."""
+
+    CAUSE = r"lost its metadata"
 
     def save(self, session_id, message):
         super().save(session_id, {key: value for key, value in message.items() if key != "metadata"})

@@ -135,12 +135,16 @@ class StartOnUserOrphansTool(StartOnUserStore):
     """Drops a leading assistant message after a trim, but not a tool result: the history can start
     with a tool message whose call was trimmed (llama_index#12394)."""
 
+    CAUSE = r"start-on-user: the history starts with a tool message"
+
     NOT_FIRST = ("assistant",)
 
 
 class SystemDroppedWhenFull(KeepSystemStore):
     """Keeps the system message only while everything fits: once the window fills, it is trimmed like
     any other message."""
+
+    CAUSE = r"keep-system: the leading system message was trimmed"
 
     def pinned(self, messages):
         fits = self.window(messages, self.max_messages, self.max_tokens) == messages
@@ -149,6 +153,8 @@ class SystemDroppedWhenFull(KeepSystemStore):
 
 class SystemNotCounted(StartOnUserKeepSystemStore):
     """Keeps the system message but leaves it out of the window: a message, and its tokens, too many."""
+
+    CAUSE = r"keep-system: the leading system message counts toward the"
 
     def room(self, pinned):
         return self.max_messages, self.max_tokens

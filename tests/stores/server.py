@@ -23,6 +23,8 @@ class SwallowsOutOfMemory(ListStore):
     """Swallows Redis' OOM error in append ("the cache is full, the chat goes on"), so a message
     appended while the server is out of memory is lost while append returns as if it were stored."""
 
+    CAUSE = r"the store swallows Redis' OOM error"
+
     def append(self, session_id, role, content):
         try:
             super().append(session_id, role, content)
@@ -35,6 +37,8 @@ class MessagePerKey:
     appended, trimmed and read each in one Lua script, so it is atomic and windowed like ListStore.
     Its load skips a message key that is gone: when eviction takes some of a session's keys and not
     others, the history comes back with holes. It takes no TTL."""
+
+    CAUSE = r"a session kept in one key is intact or gone: this store keeps it in several"
 
     APPEND = """
     local n = redis.call('INCR', KEYS[2])
@@ -88,6 +92,8 @@ class ScriptLoadedOnce(ListStore):
     cache is empty, so every append after a restart fails. A connection killed by CLIENT KILL leaves
     the script cache alone."""
 
+    CAUSE = r"NoScriptError.*calls only EVALSHA"
+
     def __init__(self, redis, namespace, max_messages, ttl):
         super().__init__(redis, namespace, max_messages, ttl)
         self.sha = redis.script_load(PUSH_TRIM_EXPIRE)
@@ -102,6 +108,8 @@ class FunctionLoadedOnce(ListStore):
     LOAD), and then calls (FCALL). Functions are part of the dataset: an append-only file keeps them
     across a restart, but a server without persistence comes back without them, so every append
     after that restart fails with 'Function not found'."""
+
+    CAUSE = r"Function not found.*loaded a Redis Function once"
 
     LIBRARY = ("#!lua name=memory_regression_broken_store\n"
                "redis.register_function('mr_push_trim_expire', function(KEYS, ARGV)\n"

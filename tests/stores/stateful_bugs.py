@@ -13,6 +13,8 @@ from tests.stores.correct import ListStore
 class OneTooFew(ListStore):
     """Keeps N-1 messages: ``ltrim(key, -N+1, -1)``, the mirror of an off-by-one that keeps N+1."""
 
+    CAUSE = r"lost message 1 of (\d+) \(.*\): history has \d+ messages, expected \1$"
+
     def trim(self, pipe, key):
         pipe.ltrim(key, -self.max_messages + 1, -1)
 
@@ -22,6 +24,8 @@ class FullWindowMarkSurvivesClear(ListStore):
     then on pops one message per push instead of trimming to N. Clear deletes the list but not the
     mark, which exists only once a window has filled: after a clear of a full window, every push is
     popped at once and the session stays empty. The clear and hygiene scenarios never fill a window."""
+
+    LISTED_CAUSE = r"refilled after a clear of its full window: state kept beside the list"
 
     def mark(self, key):
         return key + ":full"
@@ -45,6 +49,8 @@ class CacheCheckedByLength(ListStore):
     (one LLEN) is unchanged. Once the window is full the length stays N whatever is appended, so
     the other instance's appends to a full session go unseen: a sequence must load a full session
     through one instance, append through the other and load through the first again."""
+
+    CAUSE = r"Redis holds them: instance \d answers from state kept in the instance"
 
     def __init__(self, redis, namespace, max_messages, ttl):
         super().__init__(redis, namespace, max_messages, ttl)
@@ -71,6 +77,8 @@ class SequenceSeededFromSize(ListStore):
     equals the next number only until the window first trims: an instance started after that (a
     restart, another worker) numbers its messages below the ones kept, which sort before them and
     are the first trimmed; two instances writing one session in turn reuse numbers."""
+
+    LISTED_CAUSE = r"store instances wrote the session .*a sequence number"
 
     def __init__(self, redis, namespace, max_messages, ttl):
         super().__init__(redis, namespace, max_messages, ttl)
