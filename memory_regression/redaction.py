@@ -1,13 +1,15 @@
-"""Keeping credentials out of everything a run prints or writes.
+"""Keeping credentials out of everything a run prints or writes, and text any channel can carry.
 
 A ``--redis`` URL may carry a password (``redis://user:PASS@host``). The runner never prints the
 URL itself, only :func:`redact_url` of it, and every text that reaches output or a report, the
-store's own output and exceptions included, goes through :meth:`Redactor.text` first.
+store's own output and exceptions included, goes through :meth:`Redactor.text` first. A report a
+worker sends goes through :func:`sendable`: a store's text may hold what UTF-8 cannot encode.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any, Callable
 from urllib.parse import unquote, urlsplit
 
 # the user-info part of any URL: scheme://user:password@
@@ -43,3 +45,25 @@ class Redactor:
         for secret in self.secrets:
             text = text.replace(secret, MASK)
         return text
+
+
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` with ``change`` applied to every string in it, however nested in dicts (their keys
+    too), lists and tuples."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {map_strings(key, change): map_strings(item, change) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(map_strings(item, change) for item in value)
+    return value
+
+
+def sendable(text: str) -> str:
+    """``text`` as UTF-8 can carry it: an unpaired surrogate (what ``errors="surrogateescape"``
+    decoding leaves in a string) becomes its escape, ``\\udcff``; other text stays as it is."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text

@@ -41,7 +41,7 @@ from .capabilities import Capability, Guarantee, UnknownCapability, detect, look
 from .contract import (Message, StoreAdapter, StoreBinding, UsageError, bind_store, close_quietly, exception_chain,
                        load_object, user_traceback)
 from .profiles import ModelProfile, TokenCounter, resolve_counter
-from .redaction import Redactor
+from .redaction import Redactor, map_strings, sendable
 from .reference import HistoryMismatch, summarize
 from .groups import scenario_group
 from .observe import needs_probe, observe, unfilled_text
@@ -979,6 +979,14 @@ class ScenarioWorker:
                                       for warning in warnings[:FINDINGS_PER_SCENARIO]]
         return report
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_to_serializable(self, report: Any) -> Any:
+        """A report as xdist sends it to the runner, its text made such that UTF-8 can carry it: a
+        store's role or exception may hold an unpaired surrogate, which would otherwise stop the
+        send, and with it the scenario's place in the verdict."""
+        data = yield
+        return map_strings(data, sendable)
+
     def pytest_sessionfinish(self) -> None:
         for connection in self.connections.values():
             connection.close()
@@ -1021,13 +1029,7 @@ def growth_finding(durations: list[float], seconds: float) -> str | None:
 
 def redacted(value: Any, redactor: Redactor) -> Any:
     """``value`` with every string in it, however nested in dicts and lists, redacted."""
-    if isinstance(value, str):
-        return redactor.text(value)
-    if isinstance(value, dict):
-        return {key: redacted(item, redactor) for key, item in value.items()}
-    if isinstance(value, list):
-        return [redacted(item, redactor) for item in value]
-    return value
+    return map_strings(value, redactor.text)
 
 
 def cap(text: str, limit: int, what: str) -> str:
