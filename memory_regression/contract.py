@@ -31,11 +31,14 @@ import os
 import sys
 import traceback
 import typing
+import unittest
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Generator, Iterator
+
+import pytest
 
 # canonical name -> aliases a store may use instead, with what the suite passes
 STORE_PARAMETERS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -79,6 +82,20 @@ MESSAGE_FIELDS = ("tool_calls", "tool_call_id", "name", "metadata")
 # LangChain-style message types and the roles they stand for
 _TYPE_TO_ROLE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool",
                  "function": "function", "chat": "user"}
+
+
+# what pytest and unittest take for a test's own outcome (a skip, the end of the run, an expected failure)
+TEST_OUTCOMES = (pytest.skip.Exception, pytest.exit.Exception, pytest.xfail.Exception, unittest.SkipTest)
+
+
+class OutcomeFromStore(AssertionError):
+    """A test outcome raised from the store's code: pytest would skip the scenario or end the run
+    for it, and a store that stores nothing would pass; it is the store's failure instead."""
+
+    def __init__(self, member: str, raised: BaseException):
+        super().__init__(f"the store's {member} raised {type(raised).__name__}: {raised}, a test outcome raised from "
+                         f"the store's code, which is the store's failure: a memory store must not skip or end "
+                         f"the tests that use it")
 
 
 class UsageError(Exception):
@@ -603,7 +620,14 @@ class StoreAdapter:
         self._run = run      # runs an awaitable to completion on the scenario's event loop
         self._watch = watch  # wraps each call of the store, given its method name and arguments
         self._sessions: dict[str, Any] = {}
-        self._shared = None if binding.per_session else build(None)
+        self._shared = None if binding.per_session else self._built(None)
+
+    def _built(self, session_id: str | None) -> Any:
+        __tracebackhide__ = True
+        try:
+            return self._build(session_id)
+        except TEST_OUTCOMES as exc:
+            raise OutcomeFromStore("factory", exc) from exc
 
     def instances(self) -> list[Any]:
         """The store objects built so far."""
@@ -615,21 +639,24 @@ class StoreAdapter:
         if self._shared is not None:
             return self._shared
         if session_id not in self._sessions:
-            self._sessions[session_id] = self._build(session_id)
+            self._sessions[session_id] = self._built(session_id)
         return self._sessions[session_id]
 
     def _invoke(self, session_id: str, member: str, *args: Any) -> Generator[Any, Any, Any]:
         """One call of the store, as steps: it yields the awaitable an async store returns and is sent
         its result, so that :meth:`_run_steps` runs it to completion and :meth:`_await_steps` awaits it
-        beside other tasks on the scenario's loop."""
+        beside other tasks on the scenario's loop. A test outcome the store raises is its failure."""
         __tracebackhide__ = True
         instance = self.instance_for(session_id)
         args = args if self.binding.per_session else (session_id, *args)
         with self._watch(member, args):
-            value = getattr(instance, member)
-            result = value(*args) if callable(value) else value   # a framework's load may be a property
-            if inspect.isawaitable(result):
-                result = yield result
+            try:
+                value = getattr(instance, member)
+                result = value(*args) if callable(value) else value   # a framework's load may be a property
+                if inspect.isawaitable(result):
+                    result = yield result
+            except TEST_OUTCOMES as exc:
+                raise OutcomeFromStore(member, exc) from exc
         return result
 
     def _run_steps(self, steps: Generator[Any, Any, Any]) -> Any:

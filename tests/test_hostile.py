@@ -231,3 +231,31 @@ def test_a_store_that_behaves_otherwise_on_a_replay_is_told_so(run_suite):
         assert failure["scenario"] == STATEFUL
         assert "not reproducible: when the same steps ran again, the store behaved differently" in failure["message"]
         assert "second run" not in failure["message"] and "the store raised" not in failure["message"], failure
+
+
+def test_a_role_no_channel_can_carry_still_fails_the_round_trip(run_suite):
+    """A role holding an unpaired surrogate cannot travel as UTF-8 from a worker: the report is sent
+    in a form it can, and the round trip fails on it instead of vanishing from the verdict."""
+    result = run_suite("--store", hostile("SurrogateRole"), *NOT_STATEFUL)
+    assert result.exit_code == 1, result.output
+    assert "INTERNALERROR" not in result.output
+    assert ROUND_TRIP in result.failing_scenarios(), result.output
+    assert result.summary["totals"]["total"] == ALL_BUT_ONE["total"], "no scenario vanished"
+    assert all(r["outcome"] != "passed" or r["scenario"] != ROUND_TRIP for r in result.summary["results"])
+
+
+@pytest.mark.parametrize("store, raised", [("SkipsItsAppends", "append raised SkipTest: storage is not configured"),
+                                           ("SkipsWhenBuilt", "factory raised Skipped: no configuration"),
+                                           ("ExitsPytest", "append raised Exit: the store is done")])
+def test_a_skip_or_exit_raised_by_the_store_is_its_failure(run_suite, store, raised):
+    """pytest takes a skip for the scenario's own decision and an exit for the end of the run: from
+    store code, each is that scenario's failure, naming what was raised, and the other scenarios run."""
+    result = run_suite("--store", hostile(store), *NOT_STATEFUL)
+    assert result.exit_code == 1, result.output
+    assert "INTERNALERROR" not in result.output and "keyboard-interrupt" not in result.output
+    failures = result.summary["failures"]
+    assert failures and all(raised in f["message"] for f in failures), failures
+    assert all("raised from the store's" in f["message"] for f in failures), failures
+    skipped = {r["scenario"] for r in result.summary["results"] if r["outcome"] == "skipped"}
+    assert ROUND_TRIP not in skipped and "test_fresh_session_is_empty" not in skipped
+    assert result.summary["totals"]["total"] == ALL_BUT_ONE["total"], "every scenario was judged"

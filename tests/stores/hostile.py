@@ -13,6 +13,7 @@ import os
 import signal
 import threading
 import time
+import unittest
 
 from tests.stores.correct import ListStore
 
@@ -206,3 +207,39 @@ class NotReproducible(ListStore):
         history = super().get(session_id)
         self.LOADS[0] += 1
         return history[:-1] if history and self.LOADS[0] % 7 == 0 else history
+
+
+class SurrogateRole(ListStore):
+    """Loads every message with its role decoded by ``errors="surrogateescape"`` from bytes that are
+    not UTF-8, so the role holds an unpaired surrogate (``"user\\udcff"``), which no UTF-8 channel
+    can carry: the round trip must still fail on it, not vanish from the verdict."""
+
+    def get(self, session_id):
+        return [{**message, "role": message["role"] + b"\xff".decode("utf-8", "surrogateescape")}
+                for message in super().get(session_id)]
+
+
+class SkipsItsAppends(ListStore):
+    """Raises ``unittest.SkipTest`` from append, as a store that wants out of a test would: it stores
+    nothing, and each scenario that appends must fail saying what it raised, not skip."""
+
+    def append(self, session_id, role, content):
+        raise unittest.SkipTest("storage is not configured")
+
+
+class ExitsPytest(_OnRoundTrip):
+    """Calls ``pytest.exit()`` while appending the round trip's message: that scenario fails naming
+    it, and the rest run."""
+
+    def misbehave(self):
+        import pytest
+        pytest.exit("the store is done")
+
+
+class SkipsWhenBuilt(ListStore):
+    """Calls ``pytest.skip()`` in its constructor, as a store whose configuration is missing might:
+    every scenario that builds it fails saying so."""
+
+    def __init__(self, redis, namespace, max_messages, ttl):
+        import pytest
+        pytest.skip("no configuration")
