@@ -4,7 +4,11 @@ pytest-xdist runs the scenarios in worker processes and replaces one that dies; 
 rest of the supervision, and both ends of the side channel between a worker and the runner:
 
 - a worker tells the runner, over a Unix datagram socket (:class:`WorkerChannel`), its pid, the
-  store it bound (or why it could not), and when each scenario starts and ends;
+  store it bound (or why it could not), and when each scenario starts and ends. The socket is in a
+  directory only the runner's user may enter (0700, on a short path: never Linux's abstract
+  namespace, where anyone could reach it), and the runner reads each datagram's sender from the
+  kernel (SCM_CREDENTIALS): it takes messages only from processes of its own user, and a worker's
+  pid only from that process itself, a child of the runner, so it never signals another process;
 - a worker keeps the call of the store it is in (method, shortened arguments, start) in a page of
   memory the runner reads (:class:`CallPage`), not in a message: the runner must see a call that
   hangs even when no thread of the worker can run (C code that holds the GIL);
@@ -26,13 +30,11 @@ import json
 import mmap
 import os
 import reprlib
-import secrets
 import select
 import shutil
 import signal
 import socket
 import struct
-import sys
 import tempfile
 import threading
 import time
@@ -40,6 +42,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
+
+from .results import Status
 
 MESSAGE_LIMIT = 60_000           # bytes of one datagram; longer texts are cut by the sender
 DUMP_GRACE_S = 0.3               # time a worker gets to write its stack before it is killed
@@ -49,6 +53,10 @@ _TOOL_PATHS = ("/_pytest/", "/pluggy/", "/xdist/", "/execnet/", "/hypothesis/", 
                str(Path(__file__).resolve().parent) + os.sep)
 
 UNIX_PATH_LIMIT = 107   # bytes of a Unix socket's path (sun_path, less its terminating NUL)
+SHORT_BASES = ("/tmp", "/dev/shm")   # where the run's directory goes when TMPDIR makes the socket's path too long
+_CREDENTIALS = struct.Struct("3i")   # struct ucred: pid, uid, gid
+# the statuses a worker stops the run with: it cannot judge the store, never a verdict on it
+ABORTS = frozenset(str(status) for status in (Status.USAGE_ERROR, Status.REDIS_ERROR, Status.SUITE_ERROR))
 
 
 class WorkerChannel:
@@ -266,11 +274,8 @@ class Supervisor:
         self.timeout = timeout
         self.call_timeout = call_timeout
         self.in_process = in_process
-        self.directory = Path(tempfile.mkdtemp(prefix="memory-regression-run-"))
+        self.directory = run_directory()
         self.address = str(self.directory / "supervisor.sock")
-        if len(os.fsencode(self.address)) > UNIX_PATH_LIMIT and sys.platform == "linux":
-            # a long TMPDIR: Linux's abstract namespace, which has no file and no such limit
-            self.address = f"\0memory-regression-{os.getpid()}-{secrets.token_hex(8)}"
         self.workers: dict[str, WorkerState] = {}
         self.bound: dict[str, Any] | None = None          # the first store description a worker sent
         self.aborts: list[dict[str, Any]] = []            # workers that could not run the store
@@ -286,6 +291,7 @@ class Supervisor:
             return
         self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self._socket.bind(self.address)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)   # each datagram's sender, from the kernel
         self._socket.setblocking(False)
         self._thread = threading.Thread(target=self._watch, name="memory-regression-watchdog", daemon=True)
         self._thread.start()
@@ -300,27 +306,37 @@ class Supervisor:
         with self._lock:
             while True:
                 try:
-                    data = self._socket.recv(MESSAGE_LIMIT + 1024)
+                    data, ancillary, _flags, _address = self._socket.recvmsg(
+                        MESSAGE_LIMIT + 1024, socket.CMSG_SPACE(_CREDENTIALS.size))
                 except OSError:   # nothing more to read (BlockingIOError), or the socket is closed
                     return
+                sender = _sender(ancillary)
+                if sender is None:
+                    continue   # another user's process, or no credentials: not the run's
                 try:
-                    self.receive(json.loads(data))
+                    self.receive(json.loads(data), sender)
                 except (ValueError, KeyError, TypeError):
                     continue
 
-    def receive(self, message: dict[str, Any]) -> None:
+    def receive(self, message: dict[str, Any], sender: int | None = None) -> None:
+        """One message of a worker; ``sender``: the pid that sent it, as the kernel says (None when
+        the scenarios run in this process and the message comes by a direct call)."""
         with self._lock:
             worker, kind = message["worker"], message["kind"]
             now = time.monotonic()
             if kind == "hello":
                 pid = int(message["pid"])
+                if sender is not None and (pid != sender or not _is_child(pid)):
+                    return   # a worker names itself; any other pid is not the runner's to signal
                 self.workers[worker] = WorkerState(pid, call_page_path(self.directory, worker, pid),
                                                    deadline=now + self.timeout)
                 return
             state = self.workers.get(worker)
+            if sender is not None and (state is None or state.pid != sender):
+                return   # only a worker that said hello speaks for itself, from its own process
             if kind == "bound":
                 self.bound = self.bound or message["store"]
-            elif kind == "abort":
+            elif kind == "abort" and message.get("status") in ABORTS:
                 self.aborts.append(message)
             elif kind == "start":
                 self.scenarios.setdefault(message["nodeid"], message["scenario"])
@@ -412,6 +428,36 @@ class Supervisor:
             dump = ""
         return Death(worker, state.phase, state.nodeid, status, signal_name, state.cutoff,
                      store_frames(dump), time.monotonic() - state.since)
+
+
+def run_directory() -> Path:
+    """The run's own directory (mode 0700: the supervisor's socket, the call pages, the dumps),
+    under TMPDIR, or under a short base when TMPDIR would make the socket's path too long."""
+    directory = Path(tempfile.mkdtemp(prefix="memory-regression-run-"))
+    for base in SHORT_BASES:
+        if len(os.fsencode(directory / "supervisor.sock")) <= UNIX_PATH_LIMIT:
+            break
+        directory.rmdir()
+        directory = Path(tempfile.mkdtemp(prefix="memory-regression-run-", dir=base))
+    return directory
+
+
+def _sender(ancillary: list[tuple[int, int, bytes]]) -> int | None:
+    """The pid of a datagram's sender, from its SCM_CREDENTIALS; None unless it runs as our user."""
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(data) >= _CREDENTIALS.size:
+            pid, uid, _gid = _CREDENTIALS.unpack(data[:_CREDENTIALS.size])
+            return pid if uid == os.getuid() else None
+    return None
+
+
+def _is_child(pid: int) -> bool:
+    """Whether ``pid`` is a child of this process (a worker xdist started), from /proc."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return int(stat.rpartition(")")[2].split()[1]) == os.getpid()
 
 
 def _signal(pid: int, signum: int) -> None:
