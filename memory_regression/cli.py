@@ -271,7 +271,7 @@ class Runner:
 
         INTERRUPTS.check()
         self.run = SuiteRun(settings, listing=self.listing, phrase=self.phrase,
-                            source_root=github.workspace_dir(self.environ))
+                            source_root=github.workspace_dir(self.environ), owns_process=True)
         suite = suite_directory()
         # only the plugins the suite uses, in the runner and its workers: other pytest plugins the
         # environment has (and their start-up time) stay out of the scenarios

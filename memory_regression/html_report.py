@@ -59,7 +59,8 @@ def html_summary(summary: RunSummary) -> list[str]:
              ("Conformance level", summary.conformance_level), ("Redis", summary.backend),
              ("Groups", describe_groups(summary.groups) if summary.groups else None),
              ("Parameters the suite does not fill", summary.unfilled or None),
-             *(("Observed", text) for text in summary.observations)]
+             *(("Observed", text) for text in summary.observations),
+             *(("Left running after the run, killed", text) for text in summary.leftovers)]
     items += [(f"Profile {p['name']}", f"budget {p['max_tokens']} tokens, counter {p['counter']}")
               for p in summary.profiles]
     kind = summary.status.value if summary.status in (Status.PASSED, Status.FAILED) else "other"

@@ -284,6 +284,9 @@ def render_markdown(summary: RunSummary) -> str:
                       else OUTCOME_MARK[cells[c]]) for c in columns]
             lines.append(f"| {group} | `{scenario}` | " + " | ".join(marks) + " |")
     lines += render_figures_markdown(summary)
+    if summary.leftovers:
+        lines += ["", f"**Processes the store left running after the run** (killed): "
+                  + ", ".join(f"`{_visible(text).replace('`', '')}`" for text in summary.leftovers)]
     if summary.keys_without_ttl:
         shown = summary.keys_without_ttl[:20]
         lines += ["", f"Keys left without a TTL ({len(summary.keys_without_ttl)}): "
@@ -326,6 +329,7 @@ def render_listing(summary: RunSummary) -> str:
     lines += [f"  lacks {spec.capability}: {spec.missing}" for spec in REGISTRY.values()
               if spec.capability.value not in summary.capabilities]
     lines += observed_lines(summary.unfilled, summary.observations)
+    lines += [f"left running after the run, killed: {text}" for text in summary.leftovers]
     if summary.backend:
         lines.append(f"redis {summary.backend}")
     lines.append(f"window sizes: {', '.join(map(str, summary.window_sizes))}")
@@ -359,6 +363,7 @@ def render_terminal(summary: RunSummary) -> str:
     if summary.shape:
         lines.append(f"shape {summary.shape}")
     lines += observed_lines(summary.unfilled, summary.observations)
+    lines += [f"left running after the run, killed: {text}" for text in summary.leftovers]
     if summary.backend:
         lines.append(f"redis {summary.backend}")
     if summary.window_sizes:

@@ -139,6 +139,8 @@ class RunSummary:
     profiles: list[dict] = field(default_factory=list)
     results: list[ScenarioResult] = field(default_factory=list)
     keys_without_ttl: list[str] = field(default_factory=list)
+    # processes the store left running after the run, each "its command line (pid N)", killed (.leftovers)
+    leftovers: list[str] = field(default_factory=list)
     duration_s: float = 0.0
     report_files: dict[str, str] = field(default_factory=dict)
 

@@ -22,6 +22,7 @@ from . import html_report, reports
 from .backend import BackendError, BackendUsageError, Engines, open_engines
 from .capabilities import Capability, Guarantee, conformance_level
 from .interrupts import INTERRUPTS
+from .leftovers import become_subreaper, children, end_leftovers
 from .profiles import ModelProfile
 from .groups import scenario_group
 from .redaction import Redactor
@@ -36,8 +37,12 @@ WORKER_INPUT = "memory_regression"
 
 class SuiteRun:
     def __init__(self, settings: Settings, listing: bool = False,
-                 phrase: Callable[[str], str] = lambda text: text, source_root: Path | None = None):
+                 phrase: Callable[[str], str] = lambda text: text, source_root: Path | None = None,
+                 owns_process: bool = False):
         self.settings = settings
+        # the runner's own process (entrypoint), not a pytest session of the user's (the plugin): only
+        # then are its children, past its servers, the store's leftovers (:mod:`.leftovers`)
+        self.owns_process = owns_process
         self.source_root = source_root or settings.workdir   # junit.xml's file paths are relative to it
         self.listing = listing      # --list: bind the store, skip every scenario saying why, write no report
         self.phrase = phrase        # how the run's message names options (a GitHub Action: its inputs)
@@ -60,6 +65,7 @@ class SuiteRun:
         self.configured = False
         self.pytest_junit: Path | None = None               # where pytest writes junit.xml
         self.judged = False
+        self.own_children: set[int] = set()   # the runner's children before the workers: its servers
         self.announced = False    # the store's observations are in the header (_announce_store)
         self.written: tuple[Status, str | None] | None = None   # the verdict the reports were written with
 
@@ -102,6 +108,11 @@ class SuiteRun:
             if len(self.engines) > 1:
                 self.summary.engines = [{"name": e.name, "title": e.title, "description": e.backend.description}
                                         for e in self.engines]
+        # before any worker starts: the orphans of the store's processes become this process's
+        # children, and the children it has now (the servers it started) are the only ones it keeps
+        if self.owns_process:
+            become_subreaper()
+            self.own_children = set(children())
         self.workers = self._worker_count(config)
         option = config.option
         option.numprocesses, option.tx = self.workers, ["popen"] * self.workers
@@ -292,8 +303,18 @@ class SuiteRun:
                 self.supervisor.kill_all()
             else:
                 self.supervisor.finish()
+        self.end_leftovers()
         self.judge(session, int(exitstatus))
         session.exitstatus = int(self.summary.exit_code)
+
+    def end_leftovers(self) -> None:
+        """Kill what the store left running once the workers are gone (:mod:`.leftovers`), each a
+        finding of the run: at the session's end (for every report), and again once the workers
+        that had not ended are killed."""
+        if not self.owns_process:
+            return
+        workers = self.supervisor.worker_pids() if self.supervisor is not None else set()
+        self.summary.leftovers += [self.redactor.text(text) for text in end_leftovers(self.own_children | workers)]
 
     def judge(self, session: pytest.Session | None, exitstatus: int) -> None:
         summary = self.summary
@@ -388,6 +409,7 @@ class SuiteRun:
             self.summary.status, self.summary.message = self._verdict(None, int(pytest.ExitCode.INTERRUPTED))
         if self.supervisor is not None:
             self.supervisor.kill_all()
+        self.end_leftovers()
         verdict = (self.summary.status, self.summary.message)
         if not self.listing and verdict != self.written:   # the second call writes only what changed
             reports.write_all(self.summary, self.paths, self.redactor, self.source_root, self.pytest_junit)

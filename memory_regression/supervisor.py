@@ -389,6 +389,11 @@ class Supervisor:
             _signal(state.pid, signal.SIGKILL)
         return min(upcoming)
 
+    def worker_pids(self) -> set[int]:
+        """Every worker's pid: its own children, which xdist and this supervisor end and reap."""
+        with self._lock:
+            return {state.pid for state in self.workers.values()}
+
     def finish(self) -> None:
         """The run is over: a worker that has not exited shortly (threads the store left) is killed."""
         deadline = time.monotonic() + FINISH_GRACE_S

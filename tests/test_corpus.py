@@ -194,6 +194,7 @@ def test_correct_store_passes(run_suite, spec, corpus_run):
     varying = MAY_LACK.get(spec, set())
     assert "+".join(word for word in summary["conformance_level"].split("+") if word not in varying) == level
     assert summary["totals"]["passed"] > 0
+    assert summary["leftovers"] == [], "a correct store left no process running: these are the suite's"
     stateful = {r["point"]: r["findings"] for r in summary["results"] if r["scenario"] == broken.STATEFUL}
     if stateful:   # what it reached, noted at each window size: full, past-full and refilled windows among it
         assert set(stateful) == stateful_points(summary), stateful

@@ -2,6 +2,7 @@
 what happened as a finding about the store, goes on with the other scenarios in a fresh worker,
 and leaves valid reports and no process behind (checked for every run in conftest.py)."""
 
+import os
 import re
 
 import pytest
@@ -259,3 +260,21 @@ def test_a_skip_or_exit_raised_by_the_store_is_its_failure(run_suite, store, rai
     skipped = {r["scenario"] for r in result.summary["results"] if r["outcome"] == "skipped"}
     assert ROUND_TRIP not in skipped and "test_fresh_session_is_empty" not in skipped
     assert result.summary["totals"]["total"] == ALL_BUT_ONE["total"], "every scenario was judged"
+
+
+def test_processes_the_store_leaves_end_with_the_run_named(run_suite):
+    """A detached ``sleep`` and a forked grandchild holding the worker's output open: both are
+    killed when the run ends (the run does not wait for them) and named as what the store left
+    running, in the terminal and the reports; the verdict is the store's as before."""
+    result = run_suite("--store", hostile("LeavesProcesses"), *NOT_STATEFUL)
+    assert result.exit_code == 0, result.output
+    assert result.seconds < 60, "the run waited for the store's processes"
+    leftovers = result.summary["leftovers"]
+    assert any(text.startswith("sleep 1000 (pid ") for text in leftovers), leftovers
+    assert len(leftovers) == 2, leftovers   # the sleep and the grandchild, each once
+    assert "left running after the run, killed: sleep 1000 (pid" in result.output
+    assert "Processes the store left running after the run" in (result.report_dir / "summary.md").read_text()
+    assert "Left running after the run, killed" in (result.report_dir / "report.html").read_text()
+    for text in leftovers:
+        pid = int(re.search(r"\(pid (\d+)\)$", text).group(1))
+        assert not os.path.exists(f"/proc/{pid}") or "Z" in open(f"/proc/{pid}/stat").read().split()[2]

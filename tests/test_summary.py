@@ -283,7 +283,7 @@ SUMMARY_JSON_FIELDS = {  # as README's Reports section lists them
     "status", "exit_code", "message", "store", "store_file", "store_line", "capabilities", "shape", "unfilled",
     "observations", "conformance_level", "backend", "backend_warning", "window_sizes", "window_policy", "groups",
     "profiles", "totals", "capability_scenarios", "matrix", "results", "failures", "warnings", "keys_without_ttl",
-    "duration_s", "report_files", "latency", "footprint"}
+    "leftovers", "duration_s", "report_files", "latency", "footprint"}
 
 
 def result_json(nodeid, scenario, group, point, requires, outcome, message="", details="", duration_s=0.0,
@@ -326,7 +326,7 @@ def test_summary_json_has_every_field_with_its_value():
             {"group": "hygiene", "scenario": "test_clear_no_keys", "cells": {"—": "error"}}]},
         "results": results,
         "failures": [results[1], results[4]], "warnings": [],
-        "keys_without_ttl": ["mrs:1:messages:a:last-active (test_core.py::test_round_trip)"],
+        "keys_without_ttl": ["mrs:1:messages:a:last-active (test_core.py::test_round_trip)"], "leftovers": [],
         "duration_s": 3.5, "report_files": {"junit": "/w/r/junit.xml"}, "latency": [], "footprint": [],
     }
     json.dumps(data)   # every value is plain JSON: no enum, no dataclass
@@ -339,7 +339,7 @@ def test_summary_json_of_a_run_that_judged_nothing():
         "store_line": None, "capabilities": [], "shape": None, "unfilled": "", "observations": [],
         "conformance_level": "none", "backend": None,
         "backend_warning": None, "window_sizes": [], "window_policy": None, "groups": [], "profiles": [], "results": [], "keys_without_ttl": [],
-        "duration_s": 0.0, "report_files": {},
+        "leftovers": [], "duration_s": 0.0, "report_files": {},
         "totals": {"total": 0, "passed": 0, "failed": 0, "skipped": 0, "errors": 0},
         "capability_scenarios": {}, "matrix": {"columns": [], "rows": []}, "failures": [], "warnings": [],
         "latency": [], "footprint": []}

@@ -11,6 +11,7 @@ import asyncio
 import ctypes
 import os
 import signal
+import subprocess
 import threading
 import time
 import unittest
@@ -243,3 +244,16 @@ class SkipsWhenBuilt(ListStore):
     def __init__(self, redis, namespace, max_messages, ttl):
         import pytest
         pytest.skip("no configuration")
+
+
+class LeavesProcesses(_OnRoundTrip):
+    """Starts, in the round trip, a ``sleep`` in a session of its own (as a daemon detaches) and a
+    forked grandchild that holds the worker's inherited output open; both would outlive the run."""
+
+    def misbehave(self):
+        subprocess.Popen(["sleep", "1000"], start_new_session=True, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+        if os.fork() == 0:   # the grandchild: a child of its own, then gone from its parent's view
+            if os.fork() == 0:
+                time.sleep(1000)
+            os._exit(0)
