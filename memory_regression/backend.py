@@ -534,9 +534,6 @@ def connect_url(url: str, allow_flush: bool) -> Backend:
         host, port = parsed.hostname, parsed.port
     except ValueError as exc:
         raise BackendError(f"--redis {shown!r} is not a valid URL: {exc}") from None
-    if parsed.scheme not in ("redis", "rediss", "unix"):
-        raise BackendError(f"--redis {shown!r}: expected auto, server, valkey, cluster, fakeredis, image:NAME "
-                           "or a redis:// URL")
     backend = Backend("url", url, "", secrets=tuple(url_secrets(url)))
     try:
         with redis.Redis.from_url(url, decode_responses=True, socket_timeout=HEALTH_TIMEOUT_S,
@@ -599,12 +596,43 @@ def open_backend(choice: str, allow_flush: bool) -> Backend:
     return connect_url(choice, allow_flush)
 
 
+ENGINE_KEYWORDS = ("auto", "server", "valkey", "cluster", "fakeredis")
+URL_SCHEMES = ("redis", "rediss", "unix")
+
+
+def _check_engine(entry: str) -> None:
+    """ValueError unless ``entry`` is an engine ``--redis`` knows: a keyword, image:NAME or a URL."""
+    if entry in ENGINE_KEYWORDS or entry.startswith(IMAGE_PREFIX) or not entry:
+        return   # an empty entry is the list's to name
+    try:
+        scheme = urlsplit(entry).scheme if "://" in entry else ""
+    except ValueError as exc:
+        raise ValueError(f"{redact_url(entry)!r} is not a valid URL: {exc}") from None
+    if scheme not in URL_SCHEMES:
+        close = next((word for word in ENGINE_KEYWORDS if _one_edit(entry, word)), None)
+        raise ValueError(f"{redact_url(entry)!r} is no engine: expected {', '.join(ENGINE_KEYWORDS)}, image:NAME or "
+                         f"a redis://, rediss:// or unix:// URL" + (f" (did you mean {close}?)" if close else ""))
+
+
+def _one_edit(word: str, other: str) -> bool:
+    """Whether ``word`` is ``other`` with one character added, dropped or changed (serverr, sever)."""
+    if abs(len(word) - len(other)) > 1 or word == other:
+        return False
+    shorter, longer = sorted((word, other), key=len)
+    for index, (a, b) in enumerate(zip(shorter, longer)):
+        if a != b:
+            return shorter[index + (len(shorter) == len(longer)):] == longer[index + 1:]
+    return True
+
+
 def engine_names(choice: str) -> list[tuple[str, str]]:
     """``--redis`` as (name, choice) pairs, one per engine, in the order given. One engine has the
     name "" (its scenarios' ids carry no engine); several are named by their keyword, by the image
     (``image:redis:8.2`` is ``redis:8.2``) or, for URLs, ``url`` (``url1``, ``url2``, ... when there
     are several). Raises ValueError saying what is wrong with the list."""
     entries = [entry.strip() for entry in str(choice).split(",")]
+    for entry in entries:
+        _check_engine(entry)
     if len(entries) == 1:
         return [("", entries[0])]
     if "" in entries:

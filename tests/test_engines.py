@@ -81,6 +81,10 @@ def test_a_correct_store_passes_on_both_and_real_server_scenarios_skip_on_fakere
     ("auto,fakeredis", "auto (a real server, else fakeredis) cannot be one of several engines"),
     ("server,,fakeredis", "an empty entry"),
     ("server,image:", "names no image"),
+    ("serverr", "'serverr' is no engine: expected auto, server, valkey, cluster, fakeredis, image:NAME or a "
+                "redis://, rediss:// or unix:// URL (did you mean server?)"),
+    ("ftp://host/0", "'ftp://host/0' is no engine"),
+    ("server,fakeredis,valkei", "'valkei' is no engine"),
 ])
 def test_bad_engine_lists_are_usage_errors(run_suite, choice, phrase):
     result = run_suite("--store", GOOD, "--redis", choice, *QUICK)
