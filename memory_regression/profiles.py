@@ -14,10 +14,11 @@ reports say so.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import yaml
 
@@ -113,6 +114,19 @@ class TokenCounter:
         return self.count(content)
 
 
+def check_counter(function: Callable[[str], Any], spec: str) -> None:
+    """A counter of the user's, called once on COUNTER_PROBE: it must return a whole number of tokens
+    of at least 0 (a float, a negative number or a string would make the correct store fail)."""
+    try:
+        value = function(COUNTER_PROBE)
+    except Exception as exc:
+        raise UsageError(f"--token-counter {spec!r} raised on {COUNTER_PROBE!r}: "
+                         f"{type(exc).__name__}: {exc}") from None
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:
+        raise UsageError(f"--token-counter {spec!r} returned {value!r:.60} for {COUNTER_PROBE!r}: it must return "
+                         "the message's cost as a whole number of tokens, at least 0")
+
+
 def _with_overhead(tokens: Callable[[str], int], overhead: int) -> Callable[[str], int]:
     return lambda content: tokens(content) + overhead
 
@@ -123,6 +137,7 @@ def resolve_counter(profile: ModelProfile, override: str | None, workdir: Path) 
         function, _source = load_object(override, workdir, what="token-counter")
         if not callable(function):
             raise UsageError(f"--token-counter {override!r} is not callable")
+        check_counter(function, override)
         return TokenCounter(function, f"{override} (your function, overhead included)")
     wanted = override or profile.tokenizer
     overhead = profile.per_message_overhead
@@ -141,6 +156,8 @@ def resolve_counter(profile: ModelProfile, override: str | None, workdir: Path) 
 
 
 _PROFILE_FIELDS = ("context_tokens", "reserved_output_tokens", "per_message_overhead")
+MAX_CONTEXT_TOKENS = 2_000_000   # the largest context a profile may give (the largest models' today)
+COUNTER_PROBE = "Hello, how are you today?"   # what a counter of the user's is tried on, once, before the run
 
 
 def _profile_from_yaml(path: Path, index: int, entry: object) -> ModelProfile:
@@ -159,6 +176,10 @@ def _profile_from_yaml(path: Path, index: int, entry: object) -> ModelProfile:
         value = entry.get(key, 0 if key != "context_tokens" else None)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise UsageError(f"{where} ({name}): {key} must be a whole number >= 0, got {value!r}")
+        if value > MAX_CONTEXT_TOKENS:
+            raise UsageError(f"{where} ({name}): {key} is {value:,}, over the largest the suite runs, "
+                             f"{MAX_CONTEXT_TOKENS:,} tokens (the token-window conversation is about three budgets "
+                             "long in text)")
         values[key] = value
     tokenizer = str(entry.get("tokenizer", "approx"))
     check_counter_name(tokenizer, f"{where} ({name})")

@@ -48,10 +48,12 @@ class Option:
         return "memory_" + self.key
 
 
+MAX_WINDOW = 10_000   # the largest --window-sizes entry; bench/bench_window_cost.py measures it
+
 OPTIONS: tuple[Option, ...] = (
     Option("--store", None, "your store: path/to/file.py:NAME or package.module:NAME (a class or factory)",
            "SPEC"),
-    Option("--window-sizes", "5,20", "count windows N to test, comma-separated", "N,N"),
+    Option("--window-sizes", "5,20", f"count windows N to test, comma-separated, each 1 to {MAX_WINDOW:,}", "N,N"),
     Option("--window-policy", SUFFIX_NAME, "what your store keeps within its window: suffix (the newest "
            "messages that fit), or rules, comma-separated: start-on-user (the history never starts with an "
            "assistant or tool message), keep-system (a leading system message is always kept, and counts)",
@@ -184,13 +186,17 @@ def is_on(value: Any) -> bool:
 
 
 def parse_window_sizes(spec: Any) -> tuple[int, ...]:
-    """``--window-sizes 5,10,50``: whole numbers of at least 1, no repeats."""
+    """``--window-sizes 5,10,50``: whole numbers from 1 to MAX_WINDOW, no repeats."""
     sizes: list[int] = []
     for part in str(spec).split(","):
         part = part.strip()
         if not re.fullmatch(r"[0-9]{1,9}", part) or int(part) < 1:
             raise UsageError(f"--window-sizes {spec!r}: {part!r} is not a whole number of at least 1 "
                              "(example: --window-sizes 5,10,50)")
+        if int(part) > MAX_WINDOW:
+            raise UsageError(f"--window-sizes {spec!r}: {int(part):,} is over the largest window the suite runs, "
+                             f"{MAX_WINDOW:,} (the window scenarios append 2N+3 messages and more: N={MAX_WINDOW:,} "
+                             "takes seconds, a larger N would reach the scenario timeout on a correct store)")
         if int(part) in sizes:
             raise UsageError(f"--window-sizes {spec!r}: {part} is given twice")
         sizes.append(int(part))

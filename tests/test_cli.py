@@ -342,3 +342,43 @@ def test_a_store_file_missing_in_the_image_says_to_mount_it(tmp_path):
     assert done.returncode == 2
     assert f'inside the image the store\'s files come from a mounted directory: run docker run -v "$PWD:{tmp_path}"' \
         in done.stderr, done.stderr
+
+
+COUNTERS = """
+def floats(content):
+    return len(content) / 4
+
+def negative(content):
+    return -1
+
+def text(content):
+    return "12"
+
+def raises(content):
+    raise ValueError("no model")
+"""
+
+
+@pytest.mark.parametrize("name, said", [
+    ("floats", "returned 6.25 for 'Hello, how are you today?': it must return the message's cost as a whole number"),
+    ("negative", "returned -1 for"), ("text", "returned '12' for"),
+    ("raises", "raised on 'Hello, how are you today?': ValueError: no model")])
+def test_a_token_counter_is_tried_before_the_run(tmp_path, name, said):
+    """A counter that returns no whole number of tokens of at least 0, or raises, is a usage error
+    before any scenario runs, not a correct store failing on its counts."""
+    (tmp_path / "counters.py").write_text(COUNTERS)
+    store = ROOT / "examples" / "stores" / "token_window.py"
+    done = runner("--store", f"{store}:TokenWindowStore", "--token-counter", f"counters.py:{name}",
+                  "--report-dir", str(tmp_path / "reports"), cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"--token-counter 'counters.py:{name}' {said}" in done.stderr, done.stderr
+    assert json.loads((tmp_path / "reports" / "summary.json").read_text())["totals"]["total"] == 0
+
+
+def test_window_sizes_and_budgets_are_bounded(tmp_path):
+    with pytest.raises(UsageError, match="999,999,999 is over the largest window the suite runs, 10,000"):
+        Settings.from_mapping({"store": "x.py:S", "window_sizes": "5,999999999"}, tmp_path)
+    (tmp_path / "huge.yaml").write_text("profiles:\n  - name: huge\n    context_tokens: 1000000000000000000000000000000\n")
+    with pytest.raises(UsageError, match="context_tokens is 1,000,000,000,000,000,000,000,000,000,000, over the "
+                                         "largest the suite runs, 2,000,000 tokens"):
+        Settings.from_mapping({"store": "x.py:S", "model_profiles": "huge.yaml"}, tmp_path)
