@@ -31,6 +31,7 @@ class Status(str, Enum):
     NOT_RUN = "not run"             # the run executed no scenario (--collect-only and the like)
     REDIS_ERROR = "redis error"
     INTERRUPTED = "interrupted"
+    DID_NOT_FINISH = "did not finish"   # the run's deadline (--run-timeout) passed: its results are partial
 
     @property
     def exit_code(self) -> ExitCode:
@@ -44,6 +45,7 @@ _EXIT_CODES = {
     Status.NOT_STARTED: ExitCode.USAGE, Status.PASSED: ExitCode.PASSED, Status.FAILED: ExitCode.FAILED,
     Status.USAGE_ERROR: ExitCode.USAGE, Status.SUITE_ERROR: ExitCode.USAGE, Status.NOT_RUN: ExitCode.USAGE,
     Status.REDIS_ERROR: ExitCode.REDIS, Status.INTERRUPTED: ExitCode.INTERRUPTED,
+    Status.DID_NOT_FINISH: ExitCode.FAILED,
 }
 
 

@@ -9,9 +9,12 @@ reports. It never imports or calls the user's store itself.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -38,11 +41,14 @@ WORKER_INPUT = "memory_regression"
 class SuiteRun:
     def __init__(self, settings: Settings, listing: bool = False,
                  phrase: Callable[[str], str] = lambda text: text, source_root: Path | None = None,
-                 owns_process: bool = False):
+                 owns_process: bool = False, run_timeout: float | None = None):
         self.settings = settings
         # the runner's own process (entrypoint), not a pytest session of the user's (the plugin): only
         # then are its children, past its servers, the store's leftovers (:mod:`.leftovers`)
         self.owns_process = owns_process
+        self.run_timeout = run_timeout   # --run-timeout: kept by a timer of the runner's (owns_process only)
+        self.deadline: threading.Timer | None = None
+        self.deadline_passed = False
         self.source_root = source_root or settings.workdir   # junit.xml's file paths are relative to it
         self.listing = listing      # --list: bind the store, skip every scenario saying why, write no report
         self.phrase = phrase        # how the run's message names options (a GitHub Action: its inputs)
@@ -113,6 +119,10 @@ class SuiteRun:
         if self.owns_process:
             become_subreaper()
             self.own_children = set(children())
+            if self.run_timeout:
+                self.deadline = threading.Timer(self.run_timeout, self._cut_off)
+                self.deadline.daemon = True
+                self.deadline.start()
         self.workers = self._worker_count(config)
         option = config.option
         option.numprocesses, option.tx = self.workers, ["popen"] * self.workers
@@ -150,6 +160,13 @@ class SuiteRun:
             "listing": self.listing,
             **self.supervisor.worker_input(),
         }
+
+    def _cut_off(self) -> None:
+        """The run's deadline passed (in the timer's thread): stop it as an interrupt would, in the
+        main thread, so the workers are killed and the reports written; the verdict says why."""
+        if not self.judged:
+            self.deadline_passed = True
+            os.kill(os.getpid(), signal.SIGTERM)
 
     def pytest_report_header(self) -> list[str]:
         lines = [f"store: {self.settings.store_spec}"]
@@ -345,6 +362,9 @@ class SuiteRun:
 
     def _reason(self, session: pytest.Session | None, exitstatus: int) -> tuple[Status, str | None]:
         aborts = self.supervisor.aborts if self.supervisor else []
+        if self.deadline_passed:
+            return Status.DID_NOT_FINISH, (f"the run did not finish within --run-timeout {self.run_timeout:g} s: "
+                                           "it was cut off, and the results below are partial")
         if self.stopped:
             return self.stopped
         if INTERRUPTS.received or (exitstatus == pytest.ExitCode.INTERRUPTED and not self.summary.failures()):
@@ -403,6 +423,8 @@ class SuiteRun:
         """Write the summaries (again, if an interrupt arrived since they were judged) and release
         the server and the workers. Safe to call more than once."""
         INTERRUPTS.hold()
+        if self.deadline is not None:
+            self.deadline.cancel()
         if not self.judged:
             self.judge(None, int(pytest.ExitCode.INTERRUPTED if INTERRUPTS.received else pytest.ExitCode.OK))
         elif INTERRUPTS.received and self.summary.status in (Status.PASSED, Status.FAILED, Status.NOT_RUN):

@@ -98,6 +98,8 @@ OPTIONS: tuple[Option, ...] = (
            "FILE|ARGS", runner_only=True),
     Option("--working-directory", None, "run from this directory (store paths and --report-dir are "
            "relative to it)", "DIR", runner_only=True),
+    Option("--run-timeout", "3600", "seconds the whole run may take: past it the workers are stopped and the "
+           "reports written, saying \"did not finish\" (exit 1)", "SECONDS", runner_only=True),
     Option("--fail-on-failure", "true", "false: exit 0 when scenarios fail (usage and Redis errors "
            "still exit 2 and 3)", "true|false", runner_only=True),
 )

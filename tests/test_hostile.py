@@ -278,3 +278,19 @@ def test_processes_the_store_leaves_end_with_the_run_named(run_suite):
     for text in leftovers:
         pid = int(re.search(r"\(pid (\d+)\)$", text).group(1))
         assert not os.path.exists(f"/proc/{pid}") or "Z" in open(f"/proc/{pid}/stat").read().split()[2]
+
+
+def test_a_hang_no_timeout_of_a_worker_sees_ends_at_the_run_deadline(run_suite):
+    """A store that hides its call from the call timeout and sleeps, under a scenario timeout longer
+    than the run may take: the run's deadline stops it, the reports are written and say the run did
+    not finish, exit 1 (whatever --fail-on-failure says: it is no verdict on the store)."""
+    result = run_suite("--store", hostile("HidesItsCallAndSleeps"), "--run-timeout", "15", "--fail-on-failure",
+                       "false", *NOT_STATEFUL)
+    assert result.exit_code == 1, result.output
+    assert result.seconds < 45, result.seconds
+    summary = result.summary
+    assert summary["status"] == "did not finish", summary["status"]
+    assert summary["message"] == ("the run did not finish within --run-timeout 15 s: it was cut off, and the "
+                                  "results below are partial")
+    assert summary["totals"]["passed"] > 0, "what ran before the hang is kept"
+    assert "did not finish" in (result.report_dir / "summary.md").read_text()

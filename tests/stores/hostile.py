@@ -257,3 +257,16 @@ class LeavesProcesses(_OnRoundTrip):
             if os.fork() == 0:
                 time.sleep(1000)
             os._exit(0)
+
+
+class HidesItsCallAndSleeps(_OnRoundTrip):
+    """Zeroes the page where its worker keeps the call it is in (found in /proc/self/maps), so no
+    call timeout sees it, then sleeps: only the run's deadline, which the store cannot reach, ends it."""
+
+    def misbehave(self):
+        with open("/proc/self/maps") as maps:
+            pages = {line.split()[-1] for line in maps if line.rstrip().endswith(".call")}
+        for page in pages:
+            with open(page, "r+b") as handle:
+                handle.write(bytes(4096))
+        time.sleep(1000)
