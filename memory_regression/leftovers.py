@@ -19,6 +19,7 @@ from pathlib import Path
 
 PR_SET_CHILD_SUBREAPER = 36
 GRACE_S = 1.0        # an orphan that ends by itself within this is no leftover (a worker's multiprocessing helper)
+ENDING_S = 2.0       # the longest the workers are waited for: past a second the supervisor kills them
 ROUNDS = 50          # of killing: a leftover's children reparent to the runner one generation at a time
 COMMAND_WIDTH = 200  # characters of a leftover's command line in the finding
 # the suite's own helpers, which a worker's multiprocessing starts: ended with the rest, not blamed on the store
@@ -54,10 +55,14 @@ def children() -> dict[int, str]:
     return found
 
 
-def end_leftovers(keep: set[int]) -> list[str]:
+def end_leftovers(keep: set[int], ending: set[int] = frozenset()) -> list[str]:
     """Kill this process's children other than ``keep`` (after GRACE_S for them to end by
-    themselves), and theirs as they reparent here; reap them. Returns each the store left, as
-    ``sleep 1000 (pid 4242)``."""
+    themselves), and theirs as they reparent here; reap them. ``ending``: children about to exit (the
+    workers, told to), waited for first (at most ENDING_S), so that what they leave has reparented
+    here. Returns each the store left, as ``sleep 1000 (pid 4242)``."""
+    until = time.monotonic() + ENDING_S
+    while ending & set(children()) and time.monotonic() < until:
+        time.sleep(0.02)
     deadline, seen, killed = time.monotonic() + GRACE_S, {}, set()
     for _round in range(ROUNDS):
         left = {pid: command for pid, command in children().items() if pid not in keep}

@@ -331,7 +331,8 @@ class SuiteRun:
         if not self.owns_process:
             return
         workers = self.supervisor.worker_pids() if self.supervisor is not None else set()
-        self.summary.leftovers += [self.redactor.text(text) for text in end_leftovers(self.own_children | workers)]
+        self.summary.leftovers += [self.redactor.text(text)
+                                   for text in end_leftovers(self.own_children | workers, ending=workers)]
 
     def judge(self, session: pytest.Session | None, exitstatus: int) -> None:
         summary = self.summary
