@@ -106,6 +106,33 @@ def keyword_expressions(values: Mapping[str, Any], pytest_args: list[str]) -> li
     return found
 
 
+# pytest's options that write a file or a directory where they are told (the runner gives junit.xml and
+# report.html their places itself), each with what it writes when given no value
+WRITING_OPTIONS = {"--basetemp": None, "--debug": "pytestdebug.log", "--junit-xml": None, "--junitxml": None,
+                   "--html": None, "--report-log": None, "--log-file": None}
+
+
+def writes_outside(pytest_args: list[str], report_dir: Path, workdir: Path) -> str | None:
+    """What is wrong with pytest arguments that would write outside the report directory (pytest
+    empties a --basetemp it is given, whatever it holds), said before the run starts; None if none do."""
+    for index, arg in enumerate(pytest_args):
+        flag, equals, value = arg.partition("=")
+        if flag not in WRITING_OPTIONS:
+            continue
+        if not equals:
+            following = pytest_args[index + 1] if index + 1 < len(pytest_args) else None
+            takes_next = WRITING_OPTIONS[flag] is None or (following is not None and not following.startswith("-"))
+            value = following if takes_next and following is not None else WRITING_OPTIONS[flag]
+        if value is None:
+            continue   # pytest says what is missing
+        target = (workdir / value).resolve()
+        if target != report_dir and report_dir not in target.parents:
+            return (f"pytest's {flag} {value!r} would write outside the report directory {report_dir}"
+                    + (" (pytest empties the directory a --basetemp names)" if flag == "--basetemp" else "")
+                    + ": give a path under the report directory, or leave it out")
+    return None
+
+
 def keyword_problem(expression: str) -> str | None:
     """What is wrong with a -k expression pytest cannot read, said before the run starts: the workers
     read it, and a worker that cannot stops the run with an internal error. None when pytest reads it."""
@@ -245,6 +272,8 @@ class Runner:
                 self.paths = reports.ReportPaths(self.workdir / values["report_dir"])
                 self.created = reports.prepare_report_dir(self.paths, values["report_dir"])
             problem = problem or next(filter(None, map(keyword_problem, keyword_expressions(values, after))), None)
+            if not problem and self.paths is not None:
+                problem = writes_outside(after, self.paths.directory.resolve(), self.workdir)
             if problem:
                 raise UsageError(problem)
             settings = Settings.from_mapping(values, self.workdir)

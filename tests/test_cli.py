@@ -382,3 +382,27 @@ def test_window_sizes_and_budgets_are_bounded(tmp_path):
     with pytest.raises(UsageError, match="context_tokens is 1,000,000,000,000,000,000,000,000,000,000, over the "
                                          "largest the suite runs, 2,000,000 tokens"):
         Settings.from_mapping({"store": "x.py:S", "model_profiles": "huge.yaml"}, tmp_path)
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--basetemp", "{outside}"], "pytest's --basetemp '{outside}' would write outside the report directory "
+                                  "{reports} (pytest empties the directory a --basetemp names)"),
+    (["--debug"], "pytest's --debug 'pytestdebug.log' would write outside the report directory {reports}"),
+    (["--debug={outside}/debug.log"], "pytest's --debug '{outside}/debug.log' would write outside"),
+])
+def test_pytest_arguments_that_write_outside_the_report_directory_are_refused(tmp_path, args, said):
+    """pytest empties the directory --basetemp names and --debug writes a log where it is told: after
+    --, either is a usage error unless it points under the report directory, and nothing is touched."""
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    reports = tmp_path / "reports"
+    store = ROOT / "examples" / "stores" / "count_window.py"
+    done = runner("--store", f"{store}:CountWindowStore", "--report-dir", str(reports), "--groups", "core", "--",
+                  *[arg.format(outside=outside) for arg in args], cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert said.format(outside=outside, reports=reports) in done.stderr, done.stderr
+    assert (outside / "keep.txt").read_text() == "mine" and not (tmp_path / "pytestdebug.log").exists()
+    inside = runner("--store", f"{store}:CountWindowStore", "--report-dir", str(reports), "--groups", "core", "--",
+                    "--basetemp", str(reports / "tmp"), cwd=tmp_path)
+    assert inside.returncode == 0, inside.stdout + inside.stderr
