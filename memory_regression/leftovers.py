@@ -36,22 +36,36 @@ def become_subreaper() -> bool:
         return False
 
 
+def process_stat(pid: int) -> tuple[str, str, int] | None:
+    """A process's name, state and parent pid, from /proc; None when it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    name, _, rest = stat.partition("(")[2].rpartition(")")
+    fields = rest.split()
+    if len(fields) < 2 or not fields[1].isdigit():
+        return None   # not the form Linux writes
+    return name, fields[0], int(fields[1])
+
+
+def is_child(pid: int) -> bool:
+    """Whether ``pid`` is a living child of this process."""
+    stat = process_stat(pid)
+    return stat is not None and stat[2] == os.getpid() and stat[1] not in ("Z", "X")
+
+
 def children() -> dict[int, str]:
     """This process's living children (zombies left out), each with its command line."""
     found = {}
-    me = os.getpid()
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or not is_child(int(entry.name)):
             continue
         try:
-            stat = (entry / "stat").read_text()
-            state, parent = stat.rpartition(")")[2].split()[:2]
-            if int(parent) != me or state in ("Z", "X"):
-                continue
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace").strip()
-        except (OSError, ValueError):
+        except OSError:
             continue
-        found[int(entry.name)] = command or f"[{stat.partition('(')[2].rpartition(')')[0]}]"
+        found[int(entry.name)] = command or f"[{(process_stat(int(entry.name)) or ('?',))[0]}]"
     return found
 
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from .leftovers import is_child
 from .results import Status
 
 MESSAGE_LIMIT = 60_000           # bytes of one datagram; longer texts are cut by the sender
@@ -326,7 +327,7 @@ class Supervisor:
             now = time.monotonic()
             if kind == "hello":
                 pid = int(message["pid"])
-                if sender is not None and (pid != sender or not _is_child(pid)):
+                if sender is not None and (pid != sender or not is_child(pid)):
                     return   # a worker names itself; any other pid is not the runner's to signal
                 self.workers[worker] = WorkerState(pid, call_page_path(self.directory, worker, pid),
                                                    deadline=now + self.timeout)
@@ -454,15 +455,6 @@ def _sender(ancillary: list[tuple[int, int, bytes]]) -> int | None:
             pid, uid, _gid = _CREDENTIALS.unpack(data[:_CREDENTIALS.size])
             return pid if uid == os.getuid() else None
     return None
-
-
-def _is_child(pid: int) -> bool:
-    """Whether ``pid`` is a child of this process (a worker xdist started), from /proc."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return int(stat.rpartition(")")[2].split()[1]) == os.getpid()
 
 
 def _signal(pid: int, signum: int) -> None:
