@@ -33,7 +33,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
@@ -44,6 +44,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from .redaction import redact_url, url_secrets
+from .server_health import ANSWERS, ServerCheck, examine, pauses
 
 SERVER_BINARIES = ("redis-server", "valkey-server")
 START_TIMEOUT_S = 10.0
@@ -52,7 +53,7 @@ IMAGE_PREFIX = "image:"     # --redis image:NAME: the server of a container imag
 SUITE_USER = "memory-regression-suite"
 # what a store may not run on the private server: each would destroy the suite's server or data
 FORBIDDEN_COMMANDS = ("flushall", "flushdb", "shutdown", "debug", "config", "swapdb", "save", "bgsave",
-                      "bgrewriteaof", "replicaof", "slaveof", "failover", "acl", "module")
+                      "bgrewriteaof", "replicaof", "slaveof", "failover", "acl", "module", "client|pause")
 # and on a cluster's nodes, what would take the cluster apart (a store's RedisCluster client needs the
 # rest of CLUSTER: SLOTS, SHARDS, NODES, to find which node holds which slot)
 FORBIDDEN_CLUSTER_COMMANDS = tuple(f"cluster|{name}" for name in (
@@ -176,6 +177,7 @@ class Backend:
     # what the suite started for it, each with problem() and stop(): the private server's ServerProcess,
     # a cluster's nodes, or a server in a container (.containers.ServerContainer)
     _owned: tuple[Any, ...] = ()
+    pauses_at_start: int | None = None   # CLIENT PAUSE's count when the run began (server_health.examine)
 
     def endpoint(self, slot: int) -> Endpoint:
         """The database of worker ``slot`` (0 .. max_workers - 1)."""
@@ -183,21 +185,17 @@ class Backend:
             return Endpoint(self.kind, self.url, self.admin_url or self.url, self.binary)
         return Endpoint(self.kind, _with_db(self.url, slot), _with_db(self.admin_url, slot), self.binary)
 
-    def problem(self) -> str | None:
-        """Why the server cannot be used right now, or None when it answers."""
+    def check(self) -> ServerCheck:
+        """Whether the server can still be used after a scenario failed, and what held it, undone
+        where the suite can (:mod:`.server_health`)."""
         if self.kind == "fakeredis":
-            return None
+            return ANSWERS
         for owned in self._owned:
             gone = owned.problem()
             if gone:
-                return gone
-        try:
-            with redis.Redis.from_url(self.admin_url or self.url, socket_timeout=HEALTH_TIMEOUT_S,
-                                      socket_connect_timeout=HEALTH_TIMEOUT_S) as client:
-                client.ping()
-        except (redis.RedisError, OSError) as exc:
-            return f"the server does not answer: {exc}"
-        return None
+                return ServerCheck(False, gone)
+        restart = self._owned[0].restart if self.kind == "server" else None
+        return examine(self.admin_url or self.url, self.pauses_at_start, restart)
 
     def stop(self) -> None:
         owned, self._owned = self._owned, ()
@@ -301,7 +299,9 @@ def _restrict_default_user(client: redis.Redis, password: str) -> str | None:
 
 
 def _forbid_default_user(client: redis.Redis, commands: tuple[str, ...]) -> None:
-    for command in commands:
+    """Forbid ``commands`` to the default user, one rule at a time (a rule for a command this
+    server lacks fails alone); ACL last, as ``client`` is that user and may not run it afterwards."""
+    for command in sorted(commands, key=lambda name: name == "acl"):
         try:
             client.execute_command("ACL", "SETUSER", "default", f"-{command}")
         except redis.ResponseError:
@@ -706,13 +706,15 @@ class Engines:
         """(engine name, endpoint) of worker ``slot`` on every engine."""
         return [(engine.name, engine.backend.endpoint(slot).to_mapping()) for engine in self.engines]
 
-    def problem(self) -> str | None:
-        """Why an engine cannot be used right now (naming it when there are several), or None."""
-        for engine in self.engines:
-            problem = engine.backend.problem()
-            if problem:
-                return f"{engine.title}: {problem}" if engine.name else problem
-        return None
+    def check(self) -> ServerCheck:
+        """The first engine that cannot be used, else the first that the store held (each named
+        when there are several), else one that answers."""
+        found = [(engine, engine.backend.check()) for engine in self.engines]
+        for engine, check in sorted(found, key=lambda pair: (pair[1].usable, pair[1].note is None)):
+            if engine.name and check.note:
+                return replace(check, note=f"{engine.title}: {check.note}")
+            return check
+        return ANSWERS
 
     def stop(self) -> None:
         for engine in self.engines:
@@ -729,7 +731,10 @@ def open_engines(choice: str, allow_flush: bool) -> Engines:
     opened: list[Engine] = []
     try:
         for name, entry in names:
-            opened.append(Engine(name, entry, open_backend(entry, allow_flush)))
+            backend = open_backend(entry, allow_flush)
+            if backend.kind != "fakeredis":
+                backend.pauses_at_start = pauses(backend.admin_url or backend.url)
+            opened.append(Engine(name, entry, backend))
     except BaseException:
         for engine in opened:
             engine.backend.stop()

@@ -74,6 +74,7 @@ class SuiteRun:
         self.own_children: set[int] = set()   # the runner's children before the workers: its servers
         self.announced = False    # the store's observations are in the header (_announce_store)
         self.written: tuple[Status, str | None] | None = None   # the verdict the reports were written with
+        self.held: tuple[str, str, float] | None = None   # what held the server, the failure it was found at, when
 
     # -- start -------------------------------------------------------------------------------------
     @pytest.hookimpl(wrapper=True)
@@ -210,7 +211,7 @@ class SuiteRun:
         death = self.supervisor.death(report.node.gateway.id)
         message = death.describe()
         details = f"where the store was:\n{death.where}" if death.where else ""
-        report.when, report.duration = "call", death.ran_s
+        report.when, report.duration, report.start = "call", death.ran_s, time.time() - death.ran_s
         report.longrepr = "\n".join(filter(None, [message, details]))
         report.memory_verdict = {"message": message, "details": details}
         self.crashed.add(crashitem)
@@ -250,6 +251,8 @@ class SuiteRun:
         they have, close the row of a scenario whose worker died (xdist sends no teardown for it,
         and junit.xml and report.html wait for one), and tell a failure caused by Redis going away
         from one caused by the store."""
+        if report.failed and self.stopped is None and self.engines is not None:
+            self._examine_server(report)
         self._record(report)
         result = yield
         if report.nodeid in self.crashed:
@@ -259,16 +262,30 @@ class SuiteRun:
             teardown.node = report.node   # junit.xml keys a test case by its worker too
             self.config.hook.pytest_runtest_logreport(report=teardown)
         if report.failed and self.stopped is None and self.engines is not None:
-            problem = self.engines.problem()
-            if problem:
-                self.stop(Status.REDIS_ERROR, f"Redis went away during {report.nodeid}: {problem}")
-            else:
-                self.supervisor.drain()
-                if self.supervisor.aborts:   # the store cannot be run here (a Redis module it needs)
-                    self.stop(Status(self.supervisor.aborts[0]["status"]), self.supervisor.aborts[0]["message"])
-            if self.stopped:
-                pytest.exit(self.stopped[1], returncode=int(self.stopped[0].exit_code))
+            self.supervisor.drain()
+            if self.supervisor.aborts:   # the store cannot be run here (a Redis module it needs)
+                self.stop(Status(self.supervisor.aborts[0]["status"]), self.supervisor.aborts[0]["message"])
+        if self.stopped:
+            pytest.exit(self.stopped[1], returncode=int(self.stopped[0].exit_code))
         return result
+
+    def _examine_server(self, report: pytest.TestReport) -> None:
+        """A scenario failed: does the server still answer? What held it (a script of the store's
+        that would not end, CLIENT PAUSE) is undone where the suite can and goes into this failure's
+        verdict, before junit.xml and report.html see it; a server the store made unusable stops the
+        run with the store's failure, and one that went away stops it as a Redis error."""
+        check = self.engines.check()
+        if check.note and check.usable:
+            self.held = (check.note, report.nodeid, time.time())
+            _add_to_verdict(report, check.note)
+        elif check.usable and self.held and 0 < report.start < self.held[2]:
+            note, nodeid, _found = self.held   # a failure of a scenario that ran while the store held the server
+            _add_to_verdict(report, f"while it ran, the server was held ({nodeid} failed then): {note}")
+        elif not check.usable and check.by_store:
+            self.stop(Status.FAILED, f"the store made the Redis server unusable during {report.nodeid}: {check.note}; "
+                                     "the scenarios after it did not run")
+        elif not check.usable:
+            self.stop(Status.REDIS_ERROR, f"Redis went away during {report.nodeid}: {check.note}")
 
     def _record(self, report: pytest.TestReport) -> None:
         result = self._result(report.nodeid)
@@ -444,6 +461,14 @@ class SuiteRun:
             self.supervisor = None
         if self.engines is not None:
             self.engines.stop()
+
+
+def _add_to_verdict(report: pytest.TestReport, note: str) -> None:
+    """Add ``note`` to a failure's message, in the verdict and in the text junit.xml shows."""
+    verdict = getattr(report, "memory_verdict", None) or {"message": report.longreprtext, "details": ""}
+    message = f"{verdict['message']}; {note}"
+    report.memory_verdict = {**verdict, "message": message}
+    report.longrepr = "\n".join(filter(None, [message, verdict["details"]]))
 
 
 def profile_fields(profile: ModelProfile) -> dict[str, Any]:

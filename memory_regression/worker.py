@@ -1105,8 +1105,8 @@ def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) 
     forbidden = forbidden_command(exc)
     if forbidden:
         return _verdict(f"the store ran {forbidden} on the suite's Redis server, which the suite forbids: a "
-                        "memory store must never flush, reconfigure or shut down the server (it would destroy "
-                        "every other session's history)", report.longreprtext[-DETAILS_LIMIT:])
+                        "memory store must never flush, pause, reconfigure or shut down the server (it would destroy "
+                        "or hold every other session's history)", report.longreprtext[-DETAILS_LIMIT:])
     origin = "the store raised" if report.when == "call" else f"{report.when} failed:"
     short = exception_line(exc)
     if isinstance(exc, AttributeError) and "'str' object has no attribute 'decode'" in str(exc):
@@ -1138,7 +1138,7 @@ def forbidden_command(exc: BaseException) -> str | None:
         text = str(link)
         if "no permissions to run the" in text:  # Redis' NOPERM error, as redis-py words it
             name = text.split("'")[1] if text.count("'") >= 2 else "a forbidden command"
-            return name.upper()
+            return name.upper().replace("|", " ")   # client|pause: CLIENT PAUSE
     return None
 
 

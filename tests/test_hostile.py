@@ -6,7 +6,10 @@ import os
 import re
 
 import pytest
+import redis
 from junitparser import JUnitXml
+
+from memory_regression.backend import FORBIDDEN_COMMANDS, ServerProcess, find_server_binary
 
 ROUND_TRIP = "test_round_trip_keeps_role_content_and_order"
 STATEFUL = "test_random_operations_match_the_model"
@@ -154,7 +157,8 @@ def test_threads_the_store_leaves_running_do_not_keep_the_run_alive(run_suite):
     assert result.seconds < 60, "the run waited for the store's thread"
 
 
-@pytest.mark.parametrize("store, command", [("FlushesAll", "FLUSHALL"), ("ShutsDownTheServer", "SHUTDOWN")])
+@pytest.mark.parametrize("store, command", [("FlushesAll", "FLUSHALL"), ("ShutsDownTheServer", "SHUTDOWN"),
+                                            ("PausesTheServer", "CLIENT PAUSE")])
 def test_a_store_that_sabotages_the_server_is_a_finding_that_names_the_command(run_suite, store, command):
     result = run_suite("--store", hostile(store), *NOT_STATEFUL)
     assert result.exit_code == 1, result.output
@@ -162,6 +166,73 @@ def test_a_store_that_sabotages_the_server_is_a_finding_that_names_the_command(r
     assert result.summary["failures"][0]["message"].startswith(
         f"the store ran {command} on the suite's Redis server, which the suite forbids")
     assert result.summary["totals"] == ALL_BUT_ONE
+
+
+def test_the_private_server_forbids_the_stores_every_command_it_names():
+    """Each forbidden command is refused to the default user (the stores'), ACL's own included: the
+    user that forbids them is that user, so a rule placed after ACL's would fail unseen."""
+    server = ServerProcess.start(find_server_binary())
+    try:
+        with redis.Redis.from_url(server.admin_url, decode_responses=True) as admin:
+            rules = admin.acl_getuser("default")["commands"]
+    finally:
+        server.stop()
+    allowed = [command for command in FORBIDDEN_COMMANDS if f"-{command}" not in rules]
+    assert allowed == [], f"the stores may run {allowed}: {rules}"
+
+
+@pytest.mark.parametrize("store, note", [
+    ("RunsAnEndlessScript", "a Lua script of the store's ran on and held the server, which answered every other "
+                            "client BUSY: the suite ended it with SCRIPT KILL"),
+    ("WritesThenLoopsInAScript", "and had written, so SCRIPT KILL could not end it: the suite restarted its private "
+                                 "server"),
+])
+def test_a_script_that_holds_the_server_is_the_stores_failure_and_the_run_goes_on(run_suite, store, note):
+    """A script that never returns holds the whole server (BUSY to every other client): a failure of
+    the store, not Redis going away; the suite ends the script, or restarts its own server when
+    the script has written, and the other scenarios run. A failure of a scenario that ran meanwhile
+    on the other worker says the server was held then."""
+    result = run_suite("--store", hostile(store), "--call-timeout", CALL_TIMEOUT, "--fail-on-failure", "false",
+                       *NOT_STATEFUL, workers=None)
+    assert result.exit_code == 0, result.output
+    summary = result.summary
+    assert summary["status"] == "failed" and summary["message"] is None, summary["message"]
+    assert summary["totals"]["total"] == ALL_BUT_ONE["total"], "every scenario was judged"
+    [failure] = [f for f in summary["failures"] if f["scenario"] == ROUND_TRIP]
+    assert note in failure["message"], failure
+    for other in summary["failures"]:
+        if other["scenario"] != ROUND_TRIP:
+            assert "while it ran, the server was held" in other["message"], other
+    cases = {case.name: case for suite in JUnitXml.fromfile(str(result.report_dir / "junit.xml")) for case in suite}
+    assert note in cases[ROUND_TRIP].result[0].message
+
+
+def test_a_pause_on_a_server_of_the_users_is_named_from_its_command_statistics(run_suite, redis_server):
+    """A server of the user's cannot forbid CLIENT PAUSE: the suite waits for it to answer again and
+    names the pause from INFO commandstats, and the run goes on."""
+    result = run_suite("--store", hostile("PausesTheServer"), "--call-timeout", CALL_TIMEOUT, "--redis",
+                       redis_server.url(), *NOT_STATEFUL)
+    assert result.exit_code == 1, result.output
+    [failure] = result.summary["failures"]
+    assert failure["scenario"] == ROUND_TRIP
+    assert "the store paused the server's clients (CLIENT PAUSE, seen in INFO commandstats)" in failure["message"]
+    assert result.summary["totals"] == ALL_BUT_ONE
+
+
+def test_a_script_no_one_may_end_on_a_server_of_the_users_stops_the_run_as_the_stores_failure(run_suite,
+                                                                                           redis_server):
+    """A script that has written can only end by SHUTDOWN NOSAVE, which the suite does not do to a
+    server it did not start: the run stops, as a failure of the store (--fail-on-failure false is
+    heeded), not as Redis going away."""
+    result = run_suite("--store", hostile("WritesThenLoopsInAScript"), "--call-timeout", CALL_TIMEOUT, "--redis",
+                       redis_server.url(), "--fail-on-failure", "false", *NOT_STATEFUL)
+    assert result.exit_code == 0, result.output
+    summary = result.summary
+    assert summary["status"] == "failed"
+    assert summary["message"].startswith(f"the store made the Redis server unusable during test_core.py::{ROUND_TRIP}: "
+                                         "a Lua script of the store's ran on"), summary["message"]
+    assert "UNKILLABLE" in summary["message"] and summary["message"].endswith("the scenarios after it did not run")
+    assert [f["scenario"] for f in summary["failures"]] == [ROUND_TRIP]
 
 
 def test_redis_going_away_is_a_redis_error(run_suite):

@@ -270,3 +270,28 @@ class HidesItsCallAndSleeps(_OnRoundTrip):
             with open(page, "r+b") as handle:
                 handle.write(bytes(4096))
         time.sleep(1000)
+
+
+class PausesTheServer(_OnRoundTrip):
+    """Pauses every client of the server for 6 s (``CLIENT PAUSE 6000 ALL``), the suite's own
+    included, longer than the tests' call timeout: the round trip's failure is the store's, not
+    Redis going away."""
+
+    def misbehave(self):
+        self.redis.execute_command("CLIENT", "PAUSE", "6000", "ALL")
+
+
+class RunsAnEndlessScript(_OnRoundTrip):
+    """Runs a Lua script that never returns: the server answers nothing but BUSY until someone ends
+    the script."""
+
+    def misbehave(self):
+        self.redis.eval("while true do end", 0)
+
+
+class WritesThenLoopsInAScript(_OnRoundTrip):
+    """Writes a key, then loops for ever in the same Lua script: SCRIPT KILL cannot end a script that
+    has written (UNKILLABLE), so only a restart of the server does."""
+
+    def misbehave(self):
+        self.redis.eval("redis.call('SET', KEYS[1], 'x') while true do end", 1, self.namespace + "busy")
