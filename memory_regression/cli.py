@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping, NoReturn
 
+from . import utf8_mode
 from .interrupts import INTERRUPTS
 
 PIP_OUTPUT_SHOWN = 3000
@@ -337,10 +338,8 @@ class Runner:
             message = self.phrase(message)
             summary = RunSummary(status, self.redactor.text(message) if self.redactor else message,
                                  store=self.store)
-            if self.paths is not None:
-                with contextlib.suppress(OSError):   # a report directory that cannot be written
-                    reports.write_all(summary, self.paths, self.redactor or Redactor(),
-                                      github.workspace_dir(self.environ))
+            if self.paths is not None:   # what cannot be written is left out: the error already says why the run stopped
+                reports.write_all(summary, self.paths, self.redactor or Redactor(), github.workspace_dir(self.environ))
         if self.paths is not None:
             written = [Path(p) for p in reports.written_reports(self.paths).values()]
             hand_over([*self.created, *written], self.workdir)
@@ -358,8 +357,24 @@ class Runner:
             return int(ExitCode.PASSED)
         return int(summary.exit_code)
 
+    def unwritten(self, files: list[str]) -> int:
+        """GitHub's files could not be written after the reports were: the reports are written again
+        to say so (status "report error"), and that is the exit status."""
+        from . import github, reports
+        from .redaction import Redactor
+        from .results import Status
+
+        if self.summary.status is not Status.REPORT_ERROR:
+            self.summary.message = reports.unwritten_verdict(self.summary, files)
+            self.summary.status = Status.REPORT_ERROR
+            reports.write_all(self.summary, self.paths, self.redactor or Redactor(), github.workspace_dir(self.environ))
+        print(f"memory-regression: {self.summary.status}: {self.summary.message}", file=sys.stderr, flush=True)
+        return int(self.summary.exit_code)
+
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    if argv is None:   # the command line of this process: it may start again in UTF-8 mode
+        utf8_mode.ensure()
     INTERRUPTS.install()
     runner = Runner(list(sys.argv[1:] if argv is None else argv), os.environ if environ is None else environ)
     with contextlib.ExitStack() as stack:
@@ -372,6 +387,8 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         code = runner.finish()
     from . import github
     if github.is_github_actions(runner.environ) and runner.paths is not None:
-        github.publish(runner.summary, runner.paths, runner.environ, github.workspace_dir(runner.environ))
+        unwritten = github.publish(runner.summary, runner.paths, runner.environ, github.workspace_dir(runner.environ))
+        if unwritten:   # the step's outputs are missing: no verdict of the step may rest on them
+            code = runner.unwritten(unwritten)
     INTERRUPTS.ignore()
     return code

@@ -150,19 +150,30 @@ def write_outputs(values: Mapping[str, str], path: str) -> None:
             handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
 
 
-def publish(summary: RunSummary, paths: ReportPaths, environ: Mapping[str, str], workspace: Path) -> None:
-    """Write outputs and the job summary, and print the annotations."""
-    if environ.get("GITHUB_OUTPUT"):
-        write_outputs(outputs(summary, workspace), environ["GITHUB_OUTPUT"])
+def publish(summary: RunSummary, paths: ReportPaths, environ: Mapping[str, str], workspace: Path) -> list[str]:
+    """Write outputs and the job summary, and print the annotations; returns the files of GitHub's
+    that could not be written (a full disk), each with why, which an error annotation says too."""
+    failed = []
+    try:
+        if environ.get("GITHUB_OUTPUT"):
+            write_outputs(outputs(summary, workspace), environ["GITHUB_OUTPUT"])
+    except OSError as exc:
+        failed.append(f"the step's outputs (GITHUB_OUTPUT): {exc.strerror or exc}")
     summary_file = environ.get("GITHUB_STEP_SUMMARY")
-    if summary_file and paths.summary_md.is_file():
-        text = paths.summary_md.read_text(encoding="utf-8")
-        if len(text.encode()) > STEP_SUMMARY_LIMIT:  # summary.md is cut before this; a guard all the same
-            text = text.encode()[:STEP_SUMMARY_LIMIT - 200].decode(errors="ignore") + "\n\n_(cut at 1 MiB)_\n"
-        with open(summary_file, "a", encoding="utf-8") as handle:
-            handle.write(text)
+    try:
+        if summary_file and paths.summary_md.is_file():
+            text = paths.summary_md.read_text(encoding="utf-8")
+            if len(text.encode()) > STEP_SUMMARY_LIMIT:  # summary.md is cut before this; a guard all the same
+                text = text.encode()[:STEP_SUMMARY_LIMIT - 200].decode(errors="ignore") + "\n\n_(cut at 1 MiB)_\n"
+            with open(summary_file, "a", encoding="utf-8") as handle:
+                handle.write(text)
+    except OSError as exc:
+        failed.append(f"the job summary (GITHUB_STEP_SUMMARY): {exc.strerror or exc}")
     for line in annotations(summary, workspace):
         print(line, flush=True)
+    for text in failed:
+        print(annotation(f"could not write {text}", "memory regression: report error"), flush=True)
+    return failed
 
 
 def workspace_dir(environ: Mapping[str, str]) -> Path:

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from xml.etree import ElementTree
 from pathlib import Path
+from typing import Callable
 
 from .capabilities import REGISTRY
 from .contract import UsageError
@@ -489,18 +490,41 @@ def _junit_key(nodeid: str) -> tuple[str, str]:
 
 
 def write_all(summary: RunSummary, paths: ReportPaths, redactor: Redactor, source_root: Path | None = None,
-              pytest_junit: Path | None = None) -> None:
+              pytest_junit: Path | None = None) -> list[str]:
     """summary.json and summary.md, and junit.xml: the one pytest wrote at ``pytest_junit`` (in the
     run's own directory) with its cases placed at the store's definition under ``source_root``, or
     one saying why no scenario was judged. Every file is replaced in one step, so that a run sharing
     the report directory never reads or leaves a half-written one. The paths written go into the
-    summary first."""
-    paths.directory.mkdir(parents=True, exist_ok=True)
+    summary first. Each file is tried whatever became of the others; returns those that could not
+    be written, each with why (a full disk: "summary.json: File too large")."""
+    unwritten: list[str] = []
+
+    def attempt(path: Path, render: Callable[[], str]) -> None:
+        try:
+            _write(path, render())
+        except OSError as exc:
+            unwritten.append(f"{path.name}: {exc.strerror or exc}")
+        except ElementTree.ParseError as exc:   # pytest's junit.xml, cut short by the same cause
+            unwritten.append(f"{path.name}: pytest's junit.xml could not be read ({exc})")
+
+    try:
+        paths.directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return [f"{paths.directory}: {exc.strerror or exc}"]
     if not summary.results:
-        _write(paths.junit, error_junit(summary))
+        attempt(paths.junit, lambda: error_junit(summary))
     elif pytest_junit is not None and pytest_junit.is_file():
-        _write(paths.junit, place_junit_cases(summary, pytest_junit.read_text(encoding="utf-8"), source_root))
+        attempt(paths.junit, lambda: place_junit_cases(summary, pytest_junit.read_text(encoding="utf-8"), source_root))
     summary.report_files = {**written_reports(paths), "summary_md": str(paths.summary_md),
                             "summary_json": str(paths.summary_json)}
-    _write(paths.summary_json, redactor.text(json.dumps(summary.to_json(), indent=2, ensure_ascii=False)))
-    _write(paths.summary_md, redactor.text(render_markdown(summary)))
+    attempt(paths.summary_json, lambda: redactor.text(json.dumps(summary.to_json(), indent=2, ensure_ascii=False)))
+    attempt(paths.summary_md, lambda: redactor.text(render_markdown(summary)))
+    return unwritten
+
+
+def unwritten_verdict(summary: RunSummary, unwritten: list[str]) -> str:
+    """The message of a run whose reports could not all be written: which, why, what to do, and
+    the verdict they would have carried."""
+    return (f"the reports could not all be written ({'; '.join(unwritten)}): free space on that disk, or "
+            f"raise the file-size limit (ulimit -f). The run itself was {summary.status}: "
+            f"{headline(summary)}" + (f"; {summary.message}" if summary.message else ""))

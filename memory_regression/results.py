@@ -32,6 +32,7 @@ class Status(str, Enum):
     REDIS_ERROR = "redis error"
     INTERRUPTED = "interrupted"
     DID_NOT_FINISH = "did not finish"   # the run's deadline (--run-timeout) passed: its results are partial
+    REPORT_ERROR = "report error"       # a report could not be written (a full disk, a file-size limit)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -45,7 +46,7 @@ _EXIT_CODES = {
     Status.NOT_STARTED: ExitCode.USAGE, Status.PASSED: ExitCode.PASSED, Status.FAILED: ExitCode.FAILED,
     Status.USAGE_ERROR: ExitCode.USAGE, Status.SUITE_ERROR: ExitCode.USAGE, Status.NOT_RUN: ExitCode.USAGE,
     Status.REDIS_ERROR: ExitCode.REDIS, Status.INTERRUPTED: ExitCode.INTERRUPTED,
-    Status.DID_NOT_FINISH: ExitCode.FAILED,
+    Status.DID_NOT_FINISH: ExitCode.FAILED, Status.REPORT_ERROR: ExitCode.USAGE,
 }
 
 

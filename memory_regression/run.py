@@ -16,6 +16,7 @@ import signal
 import tempfile
 import threading
 import time
+import traceback
 from pathlib import Path
 from typing import Any, Callable
 
@@ -74,6 +75,7 @@ class SuiteRun:
         self.own_children: set[int] = set()   # the runner's children before the workers: its servers
         self.announced = False    # the store's observations are in the header (_announce_store)
         self.written: tuple[Status, str | None] | None = None   # the verdict the reports were written with
+        self.unwritten: list[str] = []   # report files pytest's plugins could not write, each with why
         self.held: tuple[str, str, float] | None = None   # what held the server, the failure it was found at, when
 
     # -- start -------------------------------------------------------------------------------------
@@ -329,8 +331,11 @@ class SuiteRun:
                 *([("engine", result.engine)] if result.engine else []), *result.properties()]
 
     # -- the end -----------------------------------------------------------------------------------
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> Any:
+        """Judge before junitxml and pytest-html write their files (a wrapper's first half runs
+        before every plain implementation); a file they cannot write (a full disk) is kept for the
+        verdict, not raised as pytest's internal error, and a report.html cut short is removed."""
         INTERRUPTS.hold()
         if self.supervisor is not None:
             if INTERRUPTS.received or self.stopped:
@@ -340,6 +345,15 @@ class SuiteRun:
         self.end_leftovers()
         self.judge(session, int(exitstatus))
         session.exitstatus = int(self.summary.exit_code)
+        try:
+            return (yield)
+        except OSError as exc:
+            in_html = _raised_in(exc, "pytest_html")
+            self.unwritten.append(f"{(self.paths.html if in_html else self.paths.junit).name}: {exc.strerror or exc}")
+            if not in_html and hasattr(self.config.option, "htmlpath"):   # pytest-html writes after junitxml
+                self.unwritten.append(f"{self.paths.html.name}: not written, as junit.xml failed before it")
+            self.paths.html.unlink(missing_ok=True)   # cut short
+            return None
 
     def end_leftovers(self) -> None:
         """Kill what the store left running once the workers are gone (:mod:`.leftovers`), each a
@@ -415,6 +429,18 @@ class SuiteRun:
             return Status.FAILED, None
         return Status.USAGE_ERROR, f"pytest stopped with exit status {exitstatus}"
 
+    def write_reports(self) -> None:
+        """Write the reports; when some cannot be written (a full disk), the verdict says which and
+        why, with what the run found, and the others are written again to say so."""
+        cut = any(entry.startswith(self.paths.junit.name) for entry in self.unwritten)
+        junit = None if cut else self.pytest_junit   # pytest's junit.xml, unless its writing failed
+        unwritten = self.unwritten + reports.write_all(self.summary, self.paths, self.redactor, self.source_root, junit)
+        if unwritten and self.summary.status is not Status.REPORT_ERROR:
+            self.summary.message = reports.unwritten_verdict(self.summary, unwritten)
+            self.summary.status = Status.REPORT_ERROR
+            reports.write_all(self.summary, self.paths, self.redactor, self.source_root, junit)
+        self.written = (self.summary.status, self.summary.message)
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.listing:
             return    # the runner prints the listing
@@ -452,8 +478,7 @@ class SuiteRun:
         self.end_leftovers()
         verdict = (self.summary.status, self.summary.message)
         if not self.listing and verdict != self.written:   # the second call writes only what changed
-            reports.write_all(self.summary, self.paths, self.redactor, self.source_root, self.pytest_junit)
-            self.written = verdict
+            self.write_reports()
         if self.pytest_junit is not None:   # placed in the report directory: a second call keeps it
             shutil.rmtree(self.pytest_junit.parent, ignore_errors=True)
         if self.supervisor is not None:
@@ -461,6 +486,12 @@ class SuiteRun:
             self.supervisor = None
         if self.engines is not None:
             self.engines.stop()
+
+
+def _raised_in(exc: BaseException, package: str) -> bool:
+    """Whether a frame of ``package`` raised ``exc`` (or passed it on)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return any(f"{os.sep}{package}{os.sep}" in frame.filename for frame in frames)
 
 
 def _add_to_verdict(report: pytest.TestReport, note: str) -> None:

@@ -126,7 +126,7 @@ def with_workers(args, workers):
 
 
 def run_entrypoint(args, *, report_dir, cwd=ROOT, env=None, signals=(), expect_reports=True, give_report_dir=True,
-                   workers=1):
+                   workers=1, preexec_fn=None):
     """Run entrypoint.py in a subprocess with the given arguments (and ``--report-dir`` unless the
     test gives it another way), sending ``signals`` as (seconds after start, signal) pairs; check
     what every run must leave behind.
@@ -140,7 +140,7 @@ def run_entrypoint(args, *, report_dir, cwd=ROOT, env=None, signals=(), expect_r
     environment = {**os.environ, RUN_MARK: mark, "PYTHONUNBUFFERED": "1", **(env or {})}
     started = time.monotonic()
     process = subprocess.Popen(command, cwd=cwd, env=environment, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+                               stderr=subprocess.STDOUT, text=True, preexec_fn=preexec_fn)
     try:
         for at, signum in signals:
             time.sleep(max(0.0, started + at - time.monotonic()))
@@ -162,9 +162,10 @@ def run_entrypoint(args, *, report_dir, cwd=ROOT, env=None, signals=(), expect_r
 def run_suite(tmp_path):
     """Run the suite like a user; reports go under tmp_path unless ``report_dir`` says otherwise."""
     def run(*args, cwd=ROOT, env=None, report_dir=None, signals=(), expect_reports=True, give_report_dir=True,
-            workers=1):
+            workers=1, preexec_fn=None):
         return run_entrypoint(args, report_dir=report_dir or tmp_path / "reports", cwd=cwd, env=env, workers=workers,
-                              signals=signals, expect_reports=expect_reports, give_report_dir=give_report_dir)
+                              signals=signals, expect_reports=expect_reports, give_report_dir=give_report_dir,
+                              preexec_fn=preexec_fn)
     return run
 
 

@@ -381,3 +381,23 @@ def test_fail_on_failure_false_lets_the_step_pass_when_scenarios_fail_only(run_s
     usage = run_suite("--store", "tests.stores.correct:Nope", "--fail-on-failure", "false",
                       report_dir=tmp_path / "usage")
     assert usage.exit_code == 2, "a run that could not judge the store must fail the step:\n" + usage.output
+
+
+def test_github_files_that_cannot_be_written_fail_a_passing_step_saying_which(run_suite, tmp_path):
+    """A full disk, or a path that is no file: the step's outputs and job summary are missing, so a
+    passing run must not pass the step; an error annotation names what could not be written."""
+    (tmp_path / "out").mkdir()   # open() of a directory fails as a full disk's write does: OSError
+    result = run_suite("--store", "tests.stores.correct:ListStore", "-k", "round_trip_keeps",
+                       env={"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(tmp_path / "out"),
+                            "GITHUB_STEP_SUMMARY": str(tmp_path / "out"), "GITHUB_WORKSPACE": str(ROOT)})
+    assert result.exit_code == 2, result.output
+    assert result.summary["status"] == "report error"
+    assert result.summary["message"].startswith("the reports could not all be written (the step's outputs "
+                                                "(GITHUB_OUTPUT): Is a directory; the job summary"), result.summary
+    assert "The run itself was passed: 1 passed" in result.summary["message"]
+    errors = [line for line in result.output.splitlines() if line.startswith("::error ")]
+    assert errors == [
+        "::error title=memory regression%3A report error::could not write the step's outputs (GITHUB_OUTPUT): "
+        "Is a directory",
+        "::error title=memory regression%3A report error::could not write the job summary (GITHUB_STEP_SUMMARY): "
+        "Is a directory"], errors

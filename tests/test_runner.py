@@ -2,6 +2,7 @@
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -179,6 +180,61 @@ def test_report_dir_on_a_read_only_file_system(run_suite, tmp_path):
         subprocess.run(["umount", str(mount)], check=True)
     assert result.exit_code == 2, result.output
     assert "cannot be written: Read-only file system" in result.output
+
+
+def test_a_full_disk_is_a_report_error_that_keeps_the_verdict(run_suite, tmp_path):
+    """The report directory on a file system too small for report.html: pytest-html's write fails
+    (ENOSPC). No traceback; the cut report.html is removed; the files that fit say which one is
+    missing and why, with the verdict the run reached; exit 2, not the store's pass or failure."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32k", "tmpfs", str(mount)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small file system here (needs root)")
+    try:
+        result = run_suite("--store", GOOD, "-k", "round_trip or fresh", report_dir=mount)
+        written = sorted(path.name for path in mount.iterdir())
+        summary = result.summary
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+    assert result.exit_code == 2, result.output
+    assert written == ["junit.xml", "summary.json", "summary.md"], written
+    assert summary["status"] == "report error"
+    assert summary["message"].startswith("the reports could not all be written (report.html: No space left on "
+                                         "device): free space on that disk"), summary["message"]
+    assert "The run itself was passed: 3 passed, 0 failed, 1 skipped" in summary["message"]
+    assert summary["totals"]["passed"] == 3
+    assert "memory-regression: report error: the reports could not all be written" in result.output
+
+
+def test_a_file_size_limit_on_junit_is_named_and_the_files_that_fit_say_so(run_suite, tmp_path):
+    """Under a 6 KB file-size limit (a worker's call page takes 4 KB) pytest's own junit.xml of four
+    groups is cut short, so pytest-html never runs; both are named, and summary.md, which fits,
+    carries the verdict."""
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (6144, 6144))
+    report_dir = tmp_path / "reports"
+    result = run_suite("--store", GOOD, "--groups", "core,ttl,count-window,hygiene", report_dir=report_dir,
+                       preexec_fn=small_files, expect_reports=False)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "INTERNALERROR" not in result.output, result.output
+    assert sorted(path.name for path in report_dir.iterdir()) == ["summary.md"]
+    markdown = (report_dir / "summary.md").read_text(encoding="utf-8")
+    assert markdown.startswith("## Memory regression: report error")
+    assert ("the reports could not all be written (junit.xml: File too large; report.html: not written, as "
+            "junit.xml failed before it; summary.json: File too large)") in markdown, markdown
+
+
+def test_a_non_ascii_directory_under_an_ascii_locale(run_suite, tmp_path):
+    """LC_ALL=C with PYTHONUTF8=0 decodes paths as ASCII: the runner starts itself again in UTF-8
+    mode, so a store in a directory named störe runs and every report names it."""
+    directory = tmp_path / "störe"
+    directory.mkdir()
+    shutil.copy(ROOT / "examples" / "stores" / "count_window.py", directory)
+    result = run_suite("--store", "count_window.py:CountWindowStore", "-k", "round_trip", cwd=directory,
+                       env={"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONPATH": str(ROOT)})
+    assert result.exit_code == 0, result.output
+    assert result.summary["store_file"] == str(directory / "count_window.py")
 
 
 def test_a_long_temporary_directory_is_no_problem(run_suite, tmp_path):
