@@ -209,6 +209,7 @@ class Runner:
         self.store: str | None = None
         self.fail_on_failure = True
         self.redactor: Any = None
+        self.credentials: list[str] = []   # the CI tokens taken from the environment (.credentials)
         self.summary: Any = None           # the RunSummary, once finished
         self.listing = False               # --list: bind the store and list the scenarios, run none
         self.phrase: Callable[[str], str] = lambda text: text   # in an action: names inputs, not flags
@@ -218,6 +219,7 @@ class Runner:
         run (--help, --version, no arguments at all)."""
         from . import github, reports
         from .contract import UsageError, contract_summary
+        from .credentials import withdraw
         from .spec_check import check_spec
         from .redaction import Redactor, url_secrets
         from .results import Status
@@ -255,7 +257,9 @@ class Runner:
         self.paths = None if self.listing else reports.ReportPaths(self.workdir / values["report_dir"])
         INTERRUPTS.check()   # from here on, an interrupt has reports to go to
         self.store = values["store"]
-        self.redactor = Redactor([secret for entry in str(values["redis"]).split(",") for secret in url_secrets(entry)])
+        self.credentials = withdraw()   # before any process of the run starts: none inherits them
+        self.redactor = Redactor([*(secret for entry in str(values["redis"]).split(",") for secret in url_secrets(entry)),
+                                  *self.credentials])
         if github.is_github_actions(self.environ):   # a run: step's log is as public as the action's
             for secret in self.redactor.secrets:
                 print(github.mask(secret), flush=True)
@@ -301,7 +305,7 @@ class Runner:
         from .run import SuiteRun
 
         INTERRUPTS.check()
-        self.run = SuiteRun(settings, listing=self.listing, phrase=self.phrase,
+        self.run = SuiteRun(settings, listing=self.listing, phrase=self.phrase, secrets=self.credentials,
                             source_root=github.workspace_dir(self.environ), owns_process=True,
                             run_timeout=run_timeout)
         suite = suite_directory()

@@ -29,7 +29,7 @@ from .interrupts import INTERRUPTS
 from .leftovers import become_subreaper, children, end_leftovers
 from .profiles import ModelProfile
 from .groups import scenario_group
-from .redaction import Redactor
+from .redaction import Redactor, map_strings
 from .results import Outcome, RunSummary, ScenarioResult, Status
 from .settings import Settings
 from .supervisor import DirectChannel, Supervisor
@@ -42,8 +42,9 @@ WORKER_INPUT = "memory_regression"
 class SuiteRun:
     def __init__(self, settings: Settings, listing: bool = False,
                  phrase: Callable[[str], str] = lambda text: text, source_root: Path | None = None,
-                 owns_process: bool = False, run_timeout: float | None = None):
+                 owns_process: bool = False, run_timeout: float | None = None, secrets: list[str] | None = None):
         self.settings = settings
+        self.secrets = list(secrets or [])   # redacted besides the servers' passwords (the CI tokens, .credentials)
         # the runner's own process (entrypoint), not a pytest session of the user's (the plugin): only
         # then are its children, past its servers, the store's leftovers (:mod:`.leftovers`)
         self.owns_process = owns_process
@@ -58,7 +59,7 @@ class SuiteRun:
         self.summary = RunSummary(store=settings.store_spec, window_sizes=list(settings.window_sizes),
                                   window_policy=str(settings.window_policy), groups=list(settings.groups),
                                   profiles=[profile_fields(p) for p in settings.profiles])
-        self.redactor = Redactor()
+        self.redactor = Redactor(self.secrets)
         self.engines: Engines | None = None
         self.supervisor: Supervisor | None = None
         self.results: dict[str, ScenarioResult] = {}
@@ -111,7 +112,7 @@ class SuiteRun:
         except BackendError as exc:
             self.stop(Status.REDIS_ERROR, str(exc))
         if self.engines is not None:
-            self.redactor = Redactor(list(self.engines.secrets))
+            self.redactor = Redactor([*self.engines.secrets, *self.secrets])
             self.summary.backend = self.engines.description
             self.summary.backend_warning = self.engines.warning
             if len(self.engines) > 1:
@@ -159,7 +160,8 @@ class SuiteRun:
         self.slots[node.gateway.id] = slot
         node.workerinput[WORKER_INPUT] = {
             "settings": self.settings.values, "workdir": str(self.settings.workdir),
-            "endpoints": self.engines.endpoints(slot), "secrets": list(self.redactor.secrets),
+            # the servers' passwords, which the store is given anyway; the CI tokens stay in the runner
+            "endpoints": self.engines.endpoints(slot), "secrets": list(self.engines.secrets),
             "listing": self.listing,
             **self.supervisor.worker_input(),
         }
@@ -211,14 +213,22 @@ class SuiteRun:
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
         """A worker died in a scenario: say how, in store terms, as that scenario's failure."""
         death = self.supervisor.death(report.node.gateway.id)
-        message = death.describe()
-        details = f"where the store was:\n{death.where}" if death.where else ""
+        message = self.redactor.text(death.describe())
+        details = self.redactor.text(f"where the store was:\n{death.where}") if death.where else ""
         report.when, report.duration, report.start = "call", death.ran_s, time.time() - death.ran_s
         report.longrepr = "\n".join(filter(None, [message, details]))
         report.memory_verdict = {"message": message, "details": details}
         self.crashed.add(crashitem)
 
     # -- results -----------------------------------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_from_serializable(self, data: dict[str, Any]) -> None:
+        """A worker's report, redacted again here, before anything reads it: the workers redact
+        the servers' passwords, but never see the CI tokens (:mod:`.credentials`)."""
+        if self.secrets:
+            for key, value in list(data.items()):
+                data[key] = map_strings(value, self.redactor.text)
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.order = self.order or report_order(ids)

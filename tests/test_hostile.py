@@ -365,3 +365,24 @@ def test_a_hang_no_timeout_of_a_worker_sees_ends_at_the_run_deadline(run_suite):
                                   "results below are partial")
     assert summary["totals"]["passed"] > 0, "what ran before the hang is kept"
     assert "did not finish" in (result.report_dir / "summary.md").read_text()
+
+
+TOKEN = "ghs_" + "tokenOfTheTest0123456789"
+
+
+def test_ci_credentials_are_kept_from_the_store_and_redacted_everywhere(run_suite, tmp_path):
+    """GitHub's token and the Actions runtime's are removed from the environment the workers (and so
+    the store) inherit; a store that finds the token anyway (in the runner's initial environment,
+    in /proc) and puts it in its failure and its output has it redacted in the output and in all
+    four reports."""
+    result = run_suite("--store", hostile("ReportsCredentials"), *NOT_STATEFUL, "-k", "round_trip",
+                       env={"GITHUB_TOKEN": TOKEN, "ACTIONS_RUNTIME_TOKEN": TOKEN[::-1],
+                            "ACTIONS_RUNTIME_URL": "https://pipelines.example/runtime/"})
+    assert result.exit_code == 1, result.output
+    [failure] = result.summary["failures"]
+    assert failure["message"] == ("the store raised RuntimeError: my environment holds no credential; the "
+                                  "runner's token is ***"), failure
+    assert TOKEN not in result.output and "the store printed the token ***" in result.output
+    for name in ("junit.xml", "report.html", "summary.md", "summary.json"):
+        text = (result.report_dir / name).read_text(encoding="utf-8")
+        assert TOKEN not in text and TOKEN[::-1] not in text, name

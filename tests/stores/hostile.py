@@ -295,3 +295,18 @@ class WritesThenLoopsInAScript(_OnRoundTrip):
 
     def misbehave(self):
         self.redis.eval("redis.call('SET', KEYS[1], 'x') while true do end", 1, self.namespace + "busy")
+
+
+class ReportsCredentials(_OnRoundTrip):
+    """Says which CI credential variables its own environment holds, and raises with the runner's
+    GITHUB_TOKEN, read from the runner's initial environment in /proc (what a store written to find
+    it can do): the variables must be gone, and the value redacted wherever the failure goes."""
+
+    def misbehave(self):
+        from memory_regression.credentials import CREDENTIALS
+        held = sorted(name for name in CREDENTIALS if name in os.environ)
+        with open(f"/proc/{os.getppid()}/environ", "rb") as handle:
+            found = dict(entry.split(b"=", 1) for entry in handle.read().split(b"\0") if b"=" in entry)
+        token = found.get(b"GITHUB_TOKEN", b"").decode()
+        print(f"the store printed the token {token}")
+        raise RuntimeError(f"my environment holds {held or 'no credential'}; the runner's token is {token}")
