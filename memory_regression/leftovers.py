@@ -19,7 +19,8 @@ from pathlib import Path
 
 PR_SET_CHILD_SUBREAPER = 36
 GRACE_S = 1.0        # an orphan that ends by itself within this is no leftover (a worker's multiprocessing helper)
-ENDING_S = 2.0       # the longest the workers are waited for: past a second the supervisor kills them
+ENDING_S = 5.0       # the longest the workers are waited for: past a second the supervisor kills them, but a loaded
+                     # machine can take seconds more to let them exit (a wait that ends as soon as they have)
 ROUNDS = 50          # of killing: a leftover's children reparent to the runner one generation at a time
 COMMAND_WIDTH = 200  # characters of a leftover's command line in the finding
 # the suite's own helpers, which a worker's multiprocessing starts: ended with the rest, not blamed on the store

@@ -67,6 +67,7 @@ STATUSES = [  # every status, in declaration order: its word in the reports and 
     (Status.USAGE_ERROR, "usage error", 2), (Status.SUITE_ERROR, "suite error", 2),
     (Status.NOT_RUN, "not run", 2), (Status.REDIS_ERROR, "redis error", 3),
     (Status.INTERRUPTED, "interrupted", 130), (Status.DID_NOT_FINISH, "did not finish", 1),
+    (Status.REPORT_ERROR, "report error", 2),
 ]
 
 
