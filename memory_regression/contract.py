@@ -218,6 +218,9 @@ def load_object(spec: str, workdir: Path, what: str = "store") -> tuple[Any, Pat
     module_part, name, is_path = split_spec(spec, what)
     if str(workdir) not in sys.path:
         sys.path.insert(0, str(workdir))
+    # the user's modules are compiled, never cached beside their files (__pycache__ in the user's
+    # tree; in an action, owned by root in the workspace)
+    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         if is_path:
             path = (workdir / module_part).resolve()
@@ -246,6 +249,8 @@ def load_object(spec: str, workdir: Path, what: str = "store") -> tuple[Any, Pat
         raise
     except BaseException as exc:  # the user's module raised while importing, SystemExit included
         raise UsageError(f"--{what} {spec!r}: importing it failed:\n{user_traceback(exc)}") from None
+    finally:
+        sys.dont_write_bytecode = writes_bytecode
     try:
         obj = getattr(module, name)
     except AttributeError:

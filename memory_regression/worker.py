@@ -1110,6 +1110,7 @@ def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) 
     origin = "the store raised" if report.when == "call" else f"{report.when} failed:"
     short = exception_line(exc)
     if isinstance(exc, AttributeError) and "'str' object has no attribute 'decode'" in str(exc):
+        short = short.split(". Did you mean")[0]   # Python 3.12+ suggests encode: the hint below says what to do
         short += (" (the store decodes bytes, but the suite's redis client is built with "
                   "decode_responses=True and returns str: decode only bytes, or build your own client "
                   "from the redis_url parameter)")

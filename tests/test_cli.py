@@ -4,6 +4,7 @@ files written only where asked."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -285,11 +286,13 @@ def test_an_unknown_group_is_a_usage_error_in_an_action_naming_the_input(tmp_pat
 
 
 def test_a_run_writes_nothing_outside_its_report_dir(tmp_path):
-    """Hypothesis' database (the stateful scenario) and pytest's cache included."""
-    done = runner("--store", COUNT_STORE, "--window-sizes", "3", "-k", "stateful or fresh_session",
-                  cwd=tmp_path)
+    """Hypothesis' database (the stateful scenario), pytest's cache and the store's compiled module
+    (``__pycache__``, which would be root's in an action's workspace) included."""
+    shutil.copy(ROOT / "examples" / "stores" / "count_window.py", tmp_path)
+    done = runner("--store", "count_window.py:CountWindowStore", "--window-sizes", "3", "-k",
+                  "stateful or fresh_session", cwd=tmp_path, env={"PYTHONDONTWRITEBYTECODE": ""})
     assert done.returncode == 0, done.stdout + done.stderr
-    assert [p.name for p in tmp_path.iterdir()] == ["memory-reports"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["count_window.py", "memory-reports"]
     assert sorted(p.name for p in (tmp_path / "memory-reports").iterdir()) == [
         "junit.xml", "report.html", "summary.json", "summary.md"]
 

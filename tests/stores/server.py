@@ -21,14 +21,16 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 
 class SwallowsOutOfMemory(ListStore):
     """Swallows Redis' OOM error in append ("the cache is full, the chat goes on"), so a message
-    appended while the server is out of memory is lost while append returns as if it were stored."""
+    appended while the server is out of memory is lost while append returns as if it were stored.
+    Redis 7 fails the transaction's command at EXEC (OutOfMemoryError); Redis 8 refuses it as it is
+    queued and aborts the transaction (ExecAbortError): it swallows both."""
 
     CAUSE = r"the store swallows Redis' OOM error"
 
     def append(self, session_id, role, content):
         try:
             super().append(session_id, role, content)
-        except redis.exceptions.OutOfMemoryError:
+        except (redis.exceptions.OutOfMemoryError, redis.exceptions.ExecAbortError):
             pass
 
 
