@@ -12,6 +12,7 @@ summed), which is what ``--groups`` and the default set are chosen by.
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -28,28 +29,36 @@ from example_stores import EXAMPLE_STORES as STORES  # noqa: E402  (bench/, the 
 WORKERS = {"2 workers (default)": [], "1 worker": ["-n", "1"], "in the runner": ["-n", "0"]}
 
 
+def timed_run(args, extra=(), tree=ROOT):
+    """One end-to-end run of the runner of ``tree`` (a checkout: this one, or another revision's
+    worktree): its wall time, the number of scenarios, and each group's cost (its scenarios'
+    durations summed: worker time, which the workers share)."""
+    with tempfile.TemporaryDirectory() as reports:
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, str(tree / "entrypoint.py"), "--report-dir", reports, *args, "--",
+                               *extra], cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
+                              capture_output=True, text=True, timeout=300)
+        wall = time.perf_counter() - started
+        if done.returncode != 0:
+            raise SystemExit(f"run failed ({done.returncode}):\n{done.stdout[-3000:]}")
+        summary = json.loads((Path(reports) / "summary.json").read_text())
+    costs: dict[str, float] = {}
+    for result in summary["results"]:
+        costs[result["group"]] = costs.get(result["group"], 0.0) + (result["duration_s"] or 0.0)
+    return wall, summary["totals"]["total"], costs
+
+
 def end_to_end(args, runs):
-    """Median wall time of each way of running, the number of scenarios, and each group's median
-    cost (its scenarios' durations summed: worker time, which the two workers share)."""
+    """Median wall time of each way of running, the number of scenarios, and each group's median cost."""
     walls: dict[str, list[float]] = {name: [] for name in WORKERS}
     groups: dict[str, list[float]] = {}
     scenarios = 0
-    with tempfile.TemporaryDirectory() as reports:
-        for _ in range(runs):
-            for name, extra in WORKERS.items():
-                started = time.perf_counter()
-                done = subprocess.run([sys.executable, str(ROOT / "entrypoint.py"), "--report-dir", reports,
-                                       *args, "--", *extra], cwd=ROOT, capture_output=True, text=True, timeout=300)
-                walls[name].append(time.perf_counter() - started)
-                if done.returncode != 0:
-                    raise SystemExit(f"run failed ({done.returncode}):\n{done.stdout[-3000:]}")
-                summary = json.loads((Path(reports) / "summary.json").read_text())
-                scenarios = summary["totals"]["total"]
-                costs: dict[str, float] = {}
-                for result in summary["results"]:
-                    costs[result["group"]] = costs.get(result["group"], 0.0) + (result["duration_s"] or 0.0)
-                for group, cost in costs.items():
-                    groups.setdefault(group, []).append(cost)
+    for _ in range(runs):
+        for name, extra in WORKERS.items():
+            wall, scenarios, costs = timed_run(args, extra)
+            walls[name].append(wall)
+            for group, cost in costs.items():
+                groups.setdefault(group, []).append(cost)
     return ({name: statistics.median(values) for name, values in walls.items()}, scenarios,
             {group: statistics.median(values) for group, values in groups.items()})
 
