@@ -152,7 +152,9 @@ def run_writer(worker: int, barrier: Any, released: Any, outcomes: Any, recipe: 
     it, writes (:func:`write_in_process`), reports None or its exception on ``outcomes``, and ends at
     once, so that a thread the store left running cannot keep it alive."""
     global _writer_barrier, _writers_released
-    prepare_worker_process(parent=worker)
+    prepare_worker_process()   # its parent is the worker's fork server, which ends when the worker does
+    if not _alive(worker):     # the worker died before the death signal was armed
+        os._exit(1)
     _writer_barrier, _writers_released = barrier, released
     try:
         write_in_process(recipe, session_id, messages)
@@ -165,6 +167,27 @@ def run_writer(worker: int, barrier: Any, released: Any, outcomes: Any, recipe: 
             outcomes.put((RuntimeError(f"{type(exc).__name__}: {exc}"), text))
     finally:
         os._exit(0)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def writer_context() -> Any:
+    """How writer processes start: forked from a server process of the worker's (multiprocessing's
+    forkserver), which has imported this module, and so pytest and redis, once; each writer then
+    binds the store anew, importing its module as a replica of a service would, without an
+    interpreter and the suite's imports of its own. A fork of the worker itself would copy its
+    threads and event loop half-way; the fork server holds none."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context
 
 
 def write_in_process(recipe: StoreRecipe, session_id: str, messages: list[Message]) -> None:
@@ -642,14 +665,13 @@ class ScenarioContext:
     def in_processes(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
                      readers: int = 0) -> list[list[list[Message]]]:
         """Append each list in ``writers`` to ``session_id`` by a writer in a process of its own
-        (spawned: a worker may hold threads and an event loop, which a fork would copy half-way), as
-        replicas of a service append to one session: each binds the store again and builds it as
+        (:func:`writer_context`), as replicas of a service append to one session: each binds the store again and builds it as
         ``store`` was built, with a client of its own (on an event loop of its own for an async
         store); a barrier releases them together. Meanwhile ``readers`` readers of this process load
         the session over and over, as with :meth:`concurrently`; return what they loaded. A
         writer's exception is raised, with its traceback in the process as its cause."""
         __tracebackhide__ = True
-        context = multiprocessing.get_context("spawn")
+        context = writer_context()
         barrier, released = context.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S), context.Event()
         outcomes = context.SimpleQueue()   # written at once, before a writer's os._exit
         processes = [context.Process(target=run_writer, args=(os.getpid(), barrier, released, outcomes,
