@@ -131,6 +131,9 @@ class SuiteRun:
         option = config.option
         option.numprocesses, option.tx = self.workers, ["popen"] * self.workers
         option.dist = "load" if self.workers else "no"
+        # xdist's first chunks are of consecutive scenarios: the longest, which start first (they
+        # wait on the clock), would all go to one worker; chunks of one spread them over the workers
+        option.maxschedchunk = 1
         if self.workers:
             option.maxworkerrestart = 10_000     # a store that kills every worker still gets every scenario judged
         self.supervisor = Supervisor(self.settings.scenario_timeout, self.settings.call_timeout,
@@ -352,6 +355,7 @@ class SuiteRun:
                 self.supervisor.kill_all()
             else:
                 self.supervisor.finish()
+                self._end_workers()
         self.end_leftovers()
         self.judge(session, int(exitstatus))
         session.exitstatus = int(self.summary.exit_code)
@@ -364,6 +368,14 @@ class SuiteRun:
                 self.unwritten.append(f"{self.paths.html.name}: not written, as junit.xml failed before it")
             self.paths.html.unlink(missing_ok=True)   # cut short
             return None
+
+    def _end_workers(self) -> None:
+        """Have xdist end its workers now: it would in its own session-finish, after this one's first
+        half, and until then they wait (a second, until the supervisor kills them) rather than exit.
+        Once they are gone, what they left has reparented here for :meth:`end_leftovers`."""
+        nodes = getattr(self.config.pluginmanager.get_plugin("dsession"), "nodemanager", None)
+        if nodes is not None:
+            nodes.teardown_nodes()
 
     def end_leftovers(self) -> None:
         """Kill what the store left running once the workers are gone (:mod:`.leftovers`), each a

@@ -26,6 +26,7 @@ direct call and nothing is cut off.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import os
@@ -413,6 +414,9 @@ class Supervisor:
 
     def stop(self) -> None:
         self._stopping.set()
+        if self._socket is not None:   # wake the watchdog from its wait (up to POLL_S) at once
+            with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as waker, contextlib.suppress(OSError):
+                waker.sendto(b"", self.address)
         if self._thread is not None:
             self._thread.join(timeout=2)
         if self._socket is not None:
