@@ -1,12 +1,12 @@
 """The verdicts table: the default matrix run on each library store of tests/stores/libraries.py
-(the real packages, installed from PyPI by the test extras), written to README.md between the
-``verdicts`` markers.
+(the real packages, installed from PyPI by the test extras), written to docs/frameworks.md between
+the ``verdicts`` markers.
 
 Each row gives the package and its installed version, the store, its shape as the suite bound it,
 the window policy it was run with, the verdict and conformance level, and each failing scenario
 with its one-line reason. A store that fails other scenarios than the table expects
 (``LibraryStore.failing``, each a real bug or contract mismatch checked against the library alone),
-or warns in other scenarios than ``LibraryStore.warned``, makes the script exit 1, and the README is
+or warns in other scenarios than ``LibraryStore.warned``, makes the script exit 1, and the page is
 left as it was.
 
     python bench/verdicts.py [--check]      # --check: run and compare, write nothing
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.stores.libraries import LIBRARY_STORES, LibraryStore  # noqa: E402
 
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "frameworks.md"
 MARKERS = ("<!-- verdicts:start -->", "<!-- verdicts:end -->")
 
 
@@ -81,9 +81,9 @@ def main() -> int:
     if not options.check:
         table = "\n".join(["| package | version | store | shape | policy | verdict | failing and warning scenarios |",
                            "|---|---|---|---|---|---|---|", *rows])
-        text = README.read_text(encoding="utf-8")
+        text = PAGE.read_text(encoding="utf-8")
         pattern = re.compile(re.escape(MARKERS[0]) + ".*?" + re.escape(MARKERS[1]), re.DOTALL)
-        README.write_text(pattern.sub(lambda _: f"{MARKERS[0]}\n{table}\n{MARKERS[1]}", text), encoding="utf-8")
+        PAGE.write_text(pattern.sub(lambda _: f"{MARKERS[0]}\n{table}\n{MARKERS[1]}", text), encoding="utf-8")
     return 0
 
 

@@ -1,8 +1,8 @@
 """Scenario groups: one file of ``suite/`` each, selected with ``--groups``.
 
 A group's name comes from its file (``suite/test_count_window.py`` is ``count-window``). The default
-run leaves out the groups in :data:`LEFT_OUT_BY_DEFAULT`, so that it stays under 10 s: README
-"Measured" gives each group's cost, and today every group together keeps under it, so none is
+run leaves out the groups in :data:`LEFT_OUT_BY_DEFAULT`, so that it stays under 10 s: docs/measured.md
+gives each group's cost, and today every group together keeps under it, so none is
 left out (a group that would break the budget goes there). ``--groups`` names groups to run, or
 starts from the default set (``default``) or from every group (``all``) and leaves some out
 (``-name``): ``--groups default,-concurrency``, ``--groups all``, ``--groups core,count-window``.

@@ -117,7 +117,8 @@ def declared_cause(store: type) -> tuple[str, dict[str, str]]:
 
 
 def test_every_broken_store_declares_the_cause_its_failures_name():
-    """Each declares one, for scenarios that catch it, and README's figure is the count of them."""
+    """Each declares one, for scenarios that catch it, and the figure docs/corpus.md gives is the count of
+    them."""
     kinds = Counter()
     for store in BROKEN:
         kind, patterns = declared_cause(store)
@@ -125,9 +126,9 @@ def test_every_broken_store_declares_the_cause_its_failures_name():
         for pattern in patterns.values():
             re.compile(pattern)
         kinds[kind] += 1
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    figure = re.search(r"Diagnoses are right on (\d+) of (\d+) broken stores: .*? On the other (\d+), ", readme)
-    assert figure, "README has no 'Diagnoses are right on N of M broken stores' figure"
+    page = " ".join((ROOT / "docs" / "corpus.md").read_text(encoding="utf-8").split())
+    figure = re.search(r"Diagnoses are right on (\d+) of (\d+) broken stores: .*? On the other (\d+), ", page)
+    assert figure, "docs/corpus.md has no 'Diagnoses are right on N of M broken stores' figure"
     assert tuple(map(int, figure.groups())) == (kinds["CAUSE"], len(BROKEN), kinds["LISTED_CAUSE"]), kinds
 
 

@@ -1,6 +1,7 @@
 """The documentation stays true to the code: what docs/ cites exists."""
 
 import re
+import runpy
 
 from tests.conftest import ROOT
 
@@ -14,3 +15,37 @@ def test_every_test_the_threat_model_cites_exists():
     files = {path.stem for path in (ROOT / "tests").glob("test_*.py")}
     assert len(cited) > 20
     assert cited - defined - files == set()
+
+
+def test_the_scenarios_page_is_what_the_suite_says():
+    """docs/scenarios.md is written from the suite's docstrings: a scenario changed without
+    running docs/build_scenarios.py leaves it stale."""
+    build = runpy.run_path(str(ROOT / "docs" / "build_scenarios.py"))
+    page = build["render"]()
+    assert build["PAGE"].read_text(encoding="utf-8") == page, "run: python docs/build_scenarios.py"
+    for path in (ROOT / "suite").glob("test_*.py"):
+        for name in re.findall(r"^def (test_\w+)", path.read_text(encoding="utf-8"), re.MULTILINE):
+            assert f"### `{name}`" in page, name
+
+
+def test_readme_stays_short_and_its_links_lead_somewhere():
+    """README is the way in (at most 15 KB); the reference is in docs/, and every relative link of
+    README and docs/ names a file that exists, and an anchor that its headings make."""
+    readme = ROOT / "README.md"
+    assert len(readme.read_bytes()) <= 15 * 1024
+    for page in [readme, *(ROOT / "docs").glob("*.md")]:
+        text = page.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if "://" in target:
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            assert linked.exists(), f"{page.name}: {target}"
+            if anchor and linked.suffix == ".md":
+                assert anchor in anchors(linked.read_text(encoding="utf-8")), f"{page.name}: {target}"
+
+
+def anchors(markdown: str) -> set[str]:
+    """The anchors GitHub makes of a page's headings: lower case, punctuation dropped, spaces as -."""
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+            for heading in re.findall(r"^#+ (.*)$", markdown, re.MULTILINE)}

@@ -280,7 +280,7 @@ def test_a_marker_names_a_capability_by_its_word_or_an_alias():
 
 # -- summary.json -----------------------------------------------------------------------------------
 
-SUMMARY_JSON_FIELDS = {  # as README's Reports section lists them
+SUMMARY_JSON_FIELDS = {  # as docs/reports.md lists them
     "status", "exit_code", "message", "store", "store_file", "store_line", "capabilities", "shape", "unfilled",
     "observations", "conformance_level", "backend", "backend_warning", "window_sizes", "window_policy", "groups",
     "profiles", "totals", "capability_scenarios", "matrix", "results", "failures", "warnings", "keys_without_ttl",

@@ -1,7 +1,7 @@
 """The memories that libraries build over their Redis stores, each behind the thinnest adapter that
 drives it as an application does, and the table of every library store the suite is run on
 (:data:`LIBRARY_STORES`): tests/test_frameworks.py checks their verdicts, bench/verdicts.py writes
-them to the README.
+them to docs/frameworks.md.
 
 The three stores themselves (LangChain's ``RedisChatMessageHistory``, LlamaIndex's
 ``RedisChatStore``, OpenAI Agents' ``RedisSession``) need no adapter: the suite runs them as they are.
