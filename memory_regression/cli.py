@@ -258,8 +258,8 @@ class Runner:
         INTERRUPTS.check()   # from here on, an interrupt has reports to go to
         self.store = values["store"]
         self.credentials = withdraw()   # before any process of the run starts: none inherits them
-        self.redactor = Redactor([*(secret for entry in str(values["redis"]).split(",") for secret in url_secrets(entry)),
-                                  *self.credentials])
+        urls = str(values["redis"]).split(",")
+        self.redactor = Redactor([*(secret for entry in urls for secret in url_secrets(entry)), *self.credentials])
         if github.is_github_actions(self.environ):   # a run: step's log is as public as the action's
             for secret in self.redactor.secrets:
                 print(github.mask(secret), flush=True)
@@ -313,7 +313,8 @@ class Runner:
         # environment has (and their start-up time) stay out of the scenarios
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         plugins = [arg for name in PYTEST_PLUGINS for arg in ("-p", name)]
-        selection = [*(["-k", values["keyword"]] if values["keyword"] else []), *(["-x"] if values["exitfirst"] else [])]
+        selection = [*(["-k", values["keyword"]] if values["keyword"] else []),
+                     *(["-x"] if values["exitfirst"] else [])]
         output = ["-p", "no:terminal"] if self.listing else ["-v", "--tb=short"]   # a listing is printed at the end
         pytest.main([str(suite), "-c", str(suite / "pytest.ini"), "--rootdir", str(suite), *plugins, *output,
                      *selection, *after], plugins=[self.run])
@@ -342,7 +343,7 @@ class Runner:
             message = self.phrase(message)
             summary = RunSummary(status, self.redactor.text(message) if self.redactor else message,
                                  store=self.store)
-            if self.paths is not None:   # what cannot be written is left out: the error already says why the run stopped
+            if self.paths is not None:   # what cannot be written is left out: the error says why the run stopped
                 reports.write_all(summary, self.paths, self.redactor or Redactor(), github.workspace_dir(self.environ))
         if self.paths is not None:
             written = [Path(p) for p in reports.written_reports(self.paths).values()]

@@ -22,7 +22,8 @@ How the server's command line is found from the image's configuration (``docker 
 The container carries the label ``memory-regression.engine=<the runner's pid>`` and is removed when
 the run ends, however it ends: the run removes it, and a watcher process started before it (in its
 own session, so Ctrl-C does not reach it) removes the container labelled with its token when the
-runner's end of a pipe closes, which happens even when the runner is killed with SIGKILL. testcontainers' own reaper (Ryuk) is an image to pull; it is left off unless
+runner's end of a pipe closes, which happens even when the runner is killed with SIGKILL.
+testcontainers' own reaper (Ryuk) is an image to pull; it is left off unless
 ``TESTCONTAINERS_RYUK_DISABLED`` says otherwise.
 """
 

@@ -149,7 +149,8 @@ def _latency_chart(entry: dict) -> str:
     body = [f"<text x='0' y='14' font-weight='bold'>{html.escape(title)}</text>"]
     for index, (operation, name) in enumerate(rows):
         found, y = entry.get(operation) or {}, 26 + 30 * index
-        own, floor, ratio = found.get(f"{name}_ms") or 0.0, found.get(f"floor_{name}_ms") or 0.0, found.get(f"ratio_{name}")
+        own, floor = found.get(f"{name}_ms") or 0.0, found.get(f"floor_{name}_ms") or 0.0
+        ratio = found.get(f"ratio_{name}")
         body.append(f"<text x='0' y='{y + 16}'>{html.escape(f'{operation} {name}')}</text>")
         body.append(_bar(y, own * scale, STORE_COLOUR, f"{own:.3f} ms ({ratio}× the floor)"))
         body.append(_bar(y + 13, floor * scale, FLOOR_COLOUR, f"floor {floor:.3f} ms"))

@@ -95,7 +95,8 @@ def end_leftovers(keep: set[int], ending: set[int] = frozenset()) -> list[str]:
             except ProcessLookupError:
                 pass
         _reap(left)
-    return [_named(seen[pid], pid) for pid in sorted(killed) if not any(helper in seen[pid] for helper in SUITE_HELPERS)]
+    return [_named(seen[pid], pid) for pid in sorted(killed)
+            if not any(helper in seen[pid] for helper in SUITE_HELPERS)]
 
 
 def _named(command: str, pid: int) -> str:

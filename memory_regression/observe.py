@@ -115,7 +115,8 @@ def _window(binding: StoreBinding, appended: list[Message], kept: list[Message])
     numeric = [f"{name}={default!r}" for name, default in binding.unfilled.items() if _numeric(default)]
     causes = (f"a parameter the suite does not fill ({', '.join(numeric)}: map a window with --store-params "
               "NAME=max_messages or NAME=max_tokens)" if numeric else "")
-    return f"{seen}: {' or '.join(filter(None, [causes, 'a cap of its own, which the scenarios report as lost messages']))}"
+    own = "a cap of its own, which the scenarios report as lost messages"
+    return f"{seen}: {' or '.join(filter(None, [causes, own]))}"
 
 
 def _ttl(binding: StoreBinding, context: "ScenarioContext", keys: list[str]) -> str | None:

@@ -676,7 +676,7 @@ def foreign_or_repeated(history: list[Message], writers: list[list[Message]]) ->
 def out_of_run(history: list[Message], writers: list[list[Message]]) -> str | None:
     """Where ``history`` holds a writer's messages that are not consecutive and in its order: a
     suffix of the session holds, of each writer, a run of consecutive messages."""
-    for w, sent in enumerate(writers):
+    for w in range(len(writers)):
         indices = [whose(m, writers)[1] for m in history if whose(m, writers)[0] == w]
         for before, after in zip(indices, indices[1:]):
             if after != before + 1:

@@ -174,7 +174,8 @@ def latency_cells(entry: dict) -> dict[str, str]:
     for operation in LATENCY_OPERATIONS:
         found = entry.get(operation) or {}
         cells[operation] = " / ".join(_ms(found.get(name)) for name in ("p50_ms", "p95_ms", "p99_ms"))
-        cells[f"{operation}_floor"] = " / ".join(_ms(found.get(f"floor_{name}")) for name in ("p50_ms", "p95_ms", "p99_ms"))
+        cells[f"{operation}_floor"] = " / ".join(_ms(found.get(f"floor_{name}"))
+                                                 for name in ("p50_ms", "p95_ms", "p99_ms"))
         cells[f"{operation}_ratio"] = f"{_times(found.get('ratio_p50'))} / {_times(found.get('ratio_p95'))}"
     budgets = [f"{operation} {entry[operation]['budget_ms']:g} ms" for operation in LATENCY_OPERATIONS
                if (entry.get(operation) or {}).get("budget_ms") is not None]
@@ -208,9 +209,10 @@ def render_figures_markdown(summary: RunSummary) -> list[str]:
                   "|---|---|---|---|---|---|---|---|---|"]
         for entry in latency:
             cells = latency_cells(entry)
-            lines.append(f"| {_md_escape(figure_label(entry))} | {entry.get('samples', '?')} | {cells['append']} | "
-                         f"{cells['append_floor']} | {cells['append_ratio']} | {cells['load']} | {cells['load_floor']} | "
-                         f"{cells['load_ratio']} | {cells['budget']} |")
+            row = [_md_escape(figure_label(entry)), str(entry.get("samples", "?")), cells["append"],
+                   cells["append_floor"], cells["append_ratio"], cells["load"], cells["load_floor"],
+                   cells["load_ratio"], cells["budget"]]
+            lines.append(f"| {' | '.join(row)} |")
     footprint = summary.measured("footprint")
     if footprint:
         lines += ["", "### Storage footprint", "",
@@ -231,8 +233,8 @@ def render_figures_terminal(summary: RunSummary) -> list[str]:
     lines = []
     for entry in summary.measured("latency"):
         cells = latency_cells(entry)
-        lines.append(f"  latency {figure_label(entry)}: append {cells['append']} ms ({cells['append_ratio']} the floor at "
-                     f"p50 / p95), load {cells['load']} ms ({cells['load_ratio']})")
+        lines.append(f"  latency {figure_label(entry)}: append {cells['append']} ms ({cells['append_ratio']} the "
+                     f"floor at p50 / p95), load {cells['load']} ms ({cells['load_ratio']})")
     for entry in summary.measured("footprint"):
         cells = footprint_cells(entry)
         lines.append(f"  footprint {figure_label(entry)}: {cells['per_message']} per message ({cells['content']} of "
@@ -286,7 +288,7 @@ def render_markdown(summary: RunSummary) -> str:
             lines.append(f"| {group} | `{scenario}` | " + " | ".join(marks) + " |")
     lines += render_figures_markdown(summary)
     if summary.leftovers:
-        lines += ["", f"**Processes the store left running after the run** (killed): "
+        lines += ["", "**Processes the store left running after the run** (killed): "
                   + ", ".join(f"`{_visible(text).replace('`', '')}`" for text in summary.leftovers)]
     if summary.keys_without_ttl:
         shown = summary.keys_without_ttl[:20]

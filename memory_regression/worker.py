@@ -26,7 +26,7 @@ import traceback
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterator
+from typing import Any, Awaitable, Callable
 from urllib.parse import urlsplit
 
 import _pytest
@@ -609,8 +609,8 @@ class ScenarioContext:
                        released: Any = None) -> list[list[list[Message]]]:
         """Call ``writing`` (it returns when the writers are done, raising a writer's exception) while
         ``readers`` readers load ``session_id`` over and over, from the moment ``released`` (an event,
-        if given) is set; return what they loaded: for each reader, its loads in order. Readers are threads for a sync store, tasks on the
-        scenario's event loop for an async one."""
+        if given) is set; return what they loaded: for each reader, its loads in order. Readers are
+        threads for a sync store, tasks on the scenario's event loop for an async one."""
         __tracebackhide__ = True
         if self._loop is not None:
             return self.run_awaitable(self._areading_while(store, session_id, readers, asyncio.to_thread(writing),
@@ -665,11 +665,12 @@ class ScenarioContext:
     def in_processes(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
                      readers: int = 0) -> list[list[list[Message]]]:
         """Append each list in ``writers`` to ``session_id`` by a writer in a process of its own
-        (:func:`writer_context`), as replicas of a service append to one session: each binds the store again and builds it as
-        ``store`` was built, with a client of its own (on an event loop of its own for an async
-        store); a barrier releases them together. Meanwhile ``readers`` readers of this process load
-        the session over and over, as with :meth:`concurrently`; return what they loaded. A
-        writer's exception is raised, with its traceback in the process as its cause."""
+        (:func:`writer_context`), as replicas of a service append to one session: each binds the
+        store again and builds it as ``store`` was built, with a client of its own (on an event loop
+        of its own for an async store); a barrier releases them together. Meanwhile ``readers``
+        readers of this process load the session over and over, as with :meth:`concurrently`; return
+        what they loaded. A writer's exception is raised, with its traceback in the process as its
+        cause."""
         __tracebackhide__ = True
         context = writer_context()
         barrier, released = context.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S), context.Event()
@@ -906,7 +907,8 @@ class ScenarioWorker:
             metafunc.parametrize("memory_engine", self.engine_names, ids=self.engine_names)
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        items.sort(key=lambda item: item.get_closest_marker("starts_first") is None)   # stable: the rest keep their order
+        # stable: the rest keep their order
+        items.sort(key=lambda item: item.get_closest_marker("starts_first") is None)
         try:
             self.scenarios = {item.nodeid: scenario_info(item) for item in items}
         except UnknownCapability as exc:

@@ -194,7 +194,7 @@ class RedisServer:
                     break
             except OSError:
                 if time.monotonic() > deadline or self.process.poll() is not None:
-                    raise RuntimeError("redis-server did not start")
+                    raise RuntimeError("redis-server did not start") from None
                 time.sleep(0.01)
 
     def url(self, db: int = 0, userinfo: str = "") -> str:

@@ -28,7 +28,8 @@ while time.monotonic() < deadline:
     except OSError:
         pass
     addresses += [base + "/" + name + "/supervisor.sock" for base in bases
-                  for name in (os.listdir(base) if os.access(base, os.R_OK) else []) if name.startswith("memory-regression-run-")]
+                  for name in (os.listdir(base) if os.access(base, os.R_OK) else [])
+                  if name.startswith("memory-regression-run-")]
     for address in set(addresses):
         for data in (hello, abort):
             try:

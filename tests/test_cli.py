@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
@@ -381,7 +380,8 @@ def test_a_token_counter_is_tried_before_the_run(tmp_path, name, said):
 def test_window_sizes_and_budgets_are_bounded(tmp_path):
     with pytest.raises(UsageError, match="999,999,999 is over the largest window the suite runs, 10,000"):
         Settings.from_mapping({"store": "x.py:S", "window_sizes": "5,999999999"}, tmp_path)
-    (tmp_path / "huge.yaml").write_text("profiles:\n  - name: huge\n    context_tokens: 1000000000000000000000000000000\n")
+    (tmp_path / "huge.yaml").write_text("profiles:\n  - name: huge\n"
+                                        "    context_tokens: 1000000000000000000000000000000\n")
     with pytest.raises(UsageError, match="context_tokens is 1,000,000,000,000,000,000,000,000,000,000, over the "
                                          "largest the suite runs, 2,000,000 tokens"):
         Settings.from_mapping({"store": "x.py:S", "model_profiles": "huge.yaml"}, tmp_path)

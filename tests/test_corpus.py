@@ -14,11 +14,13 @@ from tests.stores import (broken, compaction, concurrency, consistency, expiry, 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
 # groups that take seconds, run only on the broken stores meant for them (-k names them)
 SLOW_GROUPS = {"stateful": {broken.STATEFUL}, "expiry": {expiry.ACTIVE, expiry.IDLE},
-               "concurrency": {concurrency.LOSE_NOTHING, concurrency.KEEP_THE_WINDOW, concurrency.KEEP_THE_TOKEN_BUDGET}}
+               "concurrency": {concurrency.LOSE_NOTHING, concurrency.KEEP_THE_WINDOW,
+                               concurrency.KEEP_THE_TOKEN_BUDGET}}
 # the guarantees a correct store's default run holds; a windowed one whose trim goes with its push (in
 # one transaction or script) also atomic-window (correct.TokenStore trims in a second step: not it)
 HELD = "+bounded-storage+steady-appends"
 HELD_WINDOWED = HELD + "+atomic-window"
+WINDOWED = "core+count-window+ttl+namespace+clear"   # a count-window store's capabilities, before its others
 POLICY_LEVEL = "core+count-window+token-window+ttl+namespace+clear" + HELD_WINDOWED
 
 
@@ -31,10 +33,11 @@ def policy_args(rules: str) -> tuple[str, ...]:
 CORRECT_STORES = {
     "examples/stores/count_window.py:CountWindowStore": ((), "core+count-window+ttl+namespace+clear" + HELD_WINDOWED),
     "examples/stores/token_window.py:TokenWindowStore": (
-        ("--token-counter", "examples/stores/token_window.py:message_tokens"), "core+token-window+clear" + HELD_WINDOWED),
-    "examples/stores/async_store.py:AsyncChatMemory": ((), "core+count-window+ttl+namespace+clear+async" + HELD_WINDOWED),
-    "examples/stores/compacting.py:CompactingStore": ((), "core+count-window+ttl+namespace+clear+compaction" + HELD_WINDOWED),
-    "examples/stores/two_backends.py:TwoBackendStore": ((), "core+count-window+ttl+namespace+clear+consistency" + HELD_WINDOWED),
+        ("--token-counter", "examples/stores/token_window.py:message_tokens"),
+        "core+token-window+clear" + HELD_WINDOWED),
+    "examples/stores/async_store.py:AsyncChatMemory": ((), f"{WINDOWED}+async" + HELD_WINDOWED),
+    "examples/stores/compacting.py:CompactingStore": ((), f"{WINDOWED}+compaction" + HELD_WINDOWED),
+    "examples/stores/two_backends.py:TwoBackendStore": ((), f"{WINDOWED}+consistency" + HELD_WINDOWED),
     "tests.stores.correct:ListStore": ((), "core+count-window+ttl+namespace+clear" + HELD_WINDOWED),
     "tests.stores.consistency:AsyncTwoBackendStore": (
         (), "core+count-window+ttl+namespace+clear+consistency+async+bounded-storage+atomic-window"),
@@ -49,9 +52,9 @@ CORRECT_STORES = {
     # async def methods over a synchronous client: its coroutines never suspend
     "tests.stores.shapes:NeverSuspends": ((), "core+count-window+ttl+namespace+clear+async" + HELD_WINDOWED),
     "tests.stores.libraries:AsyncOnlyHistory": ((), "core+ttl+namespace+clear+tool-calls+async" + HELD),
-    "tests.stores.compaction:CompactingListStore": ((), "core+count-window+ttl+namespace+clear+compaction" + HELD_WINDOWED),
+    "tests.stores.compaction:CompactingListStore": ((), f"{WINDOWED}+compaction" + HELD_WINDOWED),
     "tests.stores.compaction:CompactingTokenStore": ((), "core+token-window+ttl+namespace+clear+compaction" + HELD),
-    "tests.stores.compaction:AsyncCompactingStore": ((), "core+count-window+ttl+namespace+clear+compaction+async" + HELD_WINDOWED),
+    "tests.stores.compaction:AsyncCompactingStore": ((), f"{WINDOWED}+compaction+async" + HELD_WINDOWED),
 }
 # guarantees a correct store holds on some runs and not on others, left out of its level's comparison:
 # AsyncTwoBackendStore's mirror copies rewrite the whole session on the caller's loop, so whether they

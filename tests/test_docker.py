@@ -117,7 +117,8 @@ def test_action_on_a_correct_store(docker_client, tmp_path):
     assert finished.status == 0, finished.logs
     assert outputs["failed"] == "0" and outputs["errors"] == "0"
     assert int(outputs["passed"]) + int(outputs["skipped"]) == int(outputs["total"]) > 0
-    assert outputs["conformance-level"] == "core+count-window+ttl+namespace+clear+bounded-storage+steady-appends+atomic-window"
+    assert outputs["conformance-level"] == ("core+count-window+ttl+namespace+clear+bounded-storage+steady-appends"
+                                            "+atomic-window")
     assert outputs["junit-path"] == "memory-reports/junit.xml"
     assert outputs["html-path"] == "memory-reports/report.html"
     assert summary.startswith("## Memory regression: passed")
@@ -143,7 +144,8 @@ def test_action_on_a_broken_store_annotates_escaped_failures(docker_client, tmp_
         docker_client, tmp_path, {"STORE": "app/memory.py:CountWindowStore", "WINDOW-SIZES": "3,7",
                                   "PYTEST-ARGS": "-k 'not stateful and not concurrency'"}, broken=True)
     assert finished.status == 1, finished.logs
-    assert outputs["failed"] == "2" and outputs["conformance-level"] == "core+ttl+namespace+clear+bounded-storage+steady-appends"
+    assert outputs["failed"] == "2"
+    assert outputs["conformance-level"] == "core+ttl+namespace+clear+bounded-storage+steady-appends"
     errors = [line for line in finished.logs.splitlines() if line.startswith("::error ")]
     assert len(errors) == 2, finished.logs
     first = errors[0]
@@ -201,7 +203,8 @@ def test_requirements_are_installed_before_the_run(docker_client, tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(root / "wheels"),
                     str(package)], check=True, capture_output=True, timeout=300)
     store = (root / "app/memory.py").read_text()
-    (root / "app/memory.py").write_text("import tinydep\n" + store.replace('namespace="chat:"', "namespace=tinydep.PREFIX"))
+    (root / "app/memory.py").write_text("import tinydep\n"
+                                        + store.replace('namespace="chat:"', "namespace=tinydep.PREFIX"))
     finished = run_container(
         docker_client, ["--store", "app/memory.py:CountWindowStore", "--requirements",
                         "--no-index --find-links wheels tinydep", "-k", "fresh"],

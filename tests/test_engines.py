@@ -64,7 +64,8 @@ def test_a_store_that_fails_only_on_fakeredis_is_flagged_the_other_way(run_suite
     assert result.exit_code == 1, result.output
     [difference] = result.summary["engine_differences"]
     assert difference["outcomes"] == {"server": "passed", "fakeredis": "failed"}
-    assert difference["message"].startswith("passes on server (redis ") and "fails on fakeredis 2." in difference["message"]
+    assert difference["message"].startswith("passes on server (redis ")
+    assert "fails on fakeredis 2." in difference["message"]
 
 
 def test_a_correct_store_passes_on_both_and_real_server_scenarios_skip_on_fakeredis_only(run_suite):
@@ -245,7 +246,8 @@ def test_renderings_flag_the_differing_cells():
     assert "> ⚠️ **The engines differ on 2 scenarios:**" in markdown
     assert "| core | `test_a` | ⚠️ ❌ ✅ |  |" in markdown
     [first, *_] = github.annotations(summary, ROOT)
-    assert "title=memory regression%3A test_core.py%3A%3Atest_a[server] (passes on fakeredis 2.41.0%2C fails on" in first
+    assert ("title=memory regression%3A test_core.py%3A%3Atest_a[server] (passes on fakeredis 2.41.0%2C fails on"
+            in first)
     assert github.outputs(summary, ROOT)["engine-differences"] == "2"
 
 

@@ -93,10 +93,12 @@ def test_warnings_are_warning_annotations_at_most_ten_and_an_output():
     """A warning (a cost, a transient effect) is a ::warning annotation naming its guarantee, not an
     ::error; GitHub shows 10 a step, so the rest are counted in a notice."""
     warned = [ScenarioResult(f"test_f.py::t{i}", f"t{i}", "footprint", "", [], Outcome.PASSED,
-                             warnings=[{"guarantee": "bounded-storage", "text": f"grew {i}×: 100%"}]) for i in range(12)]
+                             warnings=[{"guarantee": "bounded-storage", "text": f"grew {i}×: 100%"}])
+              for i in range(12)]
     summary = RunSummary(Status.PASSED, results=warned)
     lines = github.annotations(summary, Path("/w"))
-    assert lines[0] == "::warning title=memory regression warning (bounded-storage)%3A test_f.py%3A%3At0::grew 0×: 100%25"
+    assert lines[0] == ("::warning title=memory regression warning (bounded-storage)%3A test_f.py%3A%3At0::"
+                        "grew 0×: 100%25")
     assert sum(line.startswith("::warning ") for line in lines) == 10 and not any("::error" in line for line in lines)
     assert lines[-1] == ("::notice title=memory regression::2 more warnings: see the job summary and the HTML "
                          "report")
@@ -367,8 +369,8 @@ def test_a_key_left_without_ttl_reaches_summary_json_and_the_job_summary(run_sui
 
 
 def test_fail_on_failure_false_lets_the_step_pass_when_scenarios_fail_only(run_suite, tmp_path):
-    result = as_action(run_suite, tmp_path, "--store", "tests.stores.broken:WhitespaceStripped", "-k", "round_trip_keeps",
-                       inputs={"FAIL-ON-FAILURE": "false"})
+    result = as_action(run_suite, tmp_path, "--store", "tests.stores.broken:WhitespaceStripped", "-k",
+                       "round_trip_keeps", inputs={"FAIL-ON-FAILURE": "false"})
     assert result.exit_code == 0, result.output
     assert (result.summary["status"], result.summary["exit_code"]) == ("failed", 1)
     outputs = read_outputs(tmp_path / "out")

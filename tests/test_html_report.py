@@ -24,7 +24,8 @@ addEventListener("load", () => setTimeout(() => {
     verdictTop: document.querySelector(".memory-verdict")?.getBoundingClientRect().top,
     visibleText: document.body.innerText,
     skipLogs: [...document.querySelectorAll("tbody.skipped .log")].map((log) => log.textContent),
-    skipCollapsed: [...document.querySelectorAll("tbody.skipped .extras-row")].map((row) => row.classList.contains("hidden")),
+    skipCollapsed: [...document.querySelectorAll("tbody.skipped .extras-row")]
+      .map((row) => row.classList.contains("hidden")),
     failLogs: [...document.querySelectorAll("tbody.failed .log")].map((log) => log.textContent)});
   document.body.append(probe);
 }));

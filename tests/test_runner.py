@@ -17,6 +17,7 @@ from tests.conftest import ROOT, RedisServer
 
 GOOD = "tests.stores.correct:ListStore"
 ONE_SCENARIO = ("-k", "test_fresh_session_is_empty")
+ALL_WINDOWED = "core+count-window+ttl+namespace+clear+bounded-storage+steady-appends+atomic-window"
 
 
 def assert_usage_error(result, *phrases):
@@ -399,8 +400,8 @@ def test_a_store_written_for_bytes_gets_a_hint_naming_the_client_setting(run_sui
 @pytest.mark.parametrize("spec, level", [
     ("tests.stores.shapes:make_store", "core+count-window+clear+bounded-storage+steady-appends+atomic-window"),
     ("tests.stores.shapes:make_store_from_kwargs", "core+clear+bounded-storage+steady-appends"),
-    ("tests.stores.shapes:LangChainStyle", "core+count-window+ttl+namespace+clear+bounded-storage+steady-appends+atomic-window"),
-    ("tests.stores.shapes:EnumRolesAndTextBlocks", "core+count-window+ttl+namespace+clear+bounded-storage+steady-appends+atomic-window"),
+    ("tests.stores.shapes:LangChainStyle", ALL_WINDOWED),
+    ("tests.stores.shapes:EnumRolesAndTextBlocks", ALL_WINDOWED),
 ])
 def test_other_shapes_plug_in(run_suite, spec, level):
     result = run_suite("--store", spec)
@@ -477,7 +478,8 @@ def test_summary_files_agree(run_suite):
     assert "test_round_trip_keeps_role_content_and_order" in scenarios["core"]
 
 
-@pytest.mark.parametrize("where", [["suite"], ["-p", "memory_regression.plugin", "--pyargs", "memory_regression.suite"]])
+@pytest.mark.parametrize("where", [["suite"],
+                                   ["-p", "memory_regression.plugin", "--pyargs", "memory_regression.suite"]])
 def test_plain_pytest_runs_the_suite(tmp_path, where):
     done = subprocess.run([sys.executable, "-m", "pytest", *where, "--store", GOOD, "--report-dir",
                            str(tmp_path), "-q", *ONE_SCENARIO], cwd=ROOT, capture_output=True, text=True,

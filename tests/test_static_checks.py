@@ -1,5 +1,6 @@
-"""Static checks of what GitHub reads: action.yml and the workflows against GitHub's schemas,
-the workflows with actionlint, the Dockerfile with hadolint; and action.yml against the runner."""
+"""Static checks: action.yml and the workflows against GitHub's schemas, the workflows with
+actionlint, the Dockerfile with hadolint, action.yml against the runner, and the Python code with
+ruff (its rules in pyproject.toml)."""
 
 import os
 import re
@@ -105,3 +106,7 @@ def test_docker_run_example_pulls_a_tag_the_release_pushes(tmp_path):
         pushed = pushed_references(release_tag, repository, tmp_path)
         assert images[0] in pushed, (images[0], pushed)
     assert images[0].rsplit(":", 1)[1] == action_ref, "the image tag and the action's major tag differ"
+
+
+def test_the_python_code_passes_ruff():
+    run(tool("ruff"), "check", "--no-cache", ".")

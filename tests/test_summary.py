@@ -49,7 +49,8 @@ def sample_summary() -> RunSummary:
                            ["count-window"], Outcome.FAILED, "kept 6 messages, expected 5",
                            "expected: m2..m6\nactual: m1..m6", 0.25),
             ScenarioResult("test_count_window.py::test_last_n[N=20]", "test_last_n", "count-window", "N=20",
-                           ["count-window"], Outcome.PASSED, duration_s=0.75, findings=["longest session: 43 messages"]),
+                           ["count-window"], Outcome.PASSED, duration_s=0.75,
+                           findings=["longest session: 43 messages"]),
             ScenarioResult("test_token_window.py::test_suffix[small-4k]", "test_suffix", "token-window",
                            "small-4k", ["token-window"], Outcome.SKIPPED, "store lacks token-window"),
             ScenarioResult("test_hygiene.py::test_clear_no_keys", "test_clear_no_keys", "hygiene", "",
@@ -275,8 +276,8 @@ def test_a_marker_names_a_capability_by_its_word_or_an_alias():
     with pytest.raises(UnknownCapability) as raised:
         lookup("tll")
     assert str(raised.value) == ("@pytest.mark.requires('tll') names no capability; known: core, count-window, "
-                                 "count_window, token-window, token_window, ttl, namespace, clear, tool-calls, tool_calls, "
-                                 "compaction, consistency, async")
+                                 "count_window, token-window, token_window, ttl, namespace, clear, tool-calls, "
+                                 "tool_calls, compaction, consistency, async")
 
 # -- summary.json -----------------------------------------------------------------------------------
 
@@ -313,7 +314,8 @@ def test_summary_json_has_every_field_with_its_value():
         "status": "failed", "exit_code": 1, "message": None, "store": "app/m.py:Store",
         "store_file": "/w/app/m.py", "store_line": 7,
         "capabilities": ["clear", "core", "count-window", "namespace", "ttl"], "shape": None, "unfilled": "",
-        "observations": [], "conformance_level": "core+ttl", "backend": "redis 7.2.4 (private server)", "backend_warning": None, "window_sizes": [5, 20],
+        "observations": [], "conformance_level": "core+ttl", "backend": "redis 7.2.4 (private server)",
+        "backend_warning": None, "window_sizes": [5, 20],
         "window_policy": "start-on-user", "groups": list(SAMPLE_GROUPS),
         "profiles": [{"name": "small-4k", "max_tokens": 3072, "counter": "words"}],
         "totals": {"total": 5, "passed": 2, "failed": 1, "skipped": 1, "errors": 1},
@@ -339,7 +341,8 @@ def test_summary_json_of_a_run_that_judged_nothing():
         "status": "usage error", "exit_code": 2, "message": "no store given", "store": None, "store_file": None,
         "store_line": None, "capabilities": [], "shape": None, "unfilled": "", "observations": [],
         "conformance_level": "none", "backend": None,
-        "backend_warning": None, "window_sizes": [], "window_policy": None, "groups": [], "profiles": [], "results": [], "keys_without_ttl": [],
+        "backend_warning": None, "window_sizes": [], "window_policy": None, "groups": [], "profiles": [], "results": [],
+        "keys_without_ttl": [],
         "leftovers": [], "duration_s": 0.0, "report_files": {},
         "totals": {"total": 0, "passed": 0, "failed": 0, "skipped": 0, "errors": 0},
         "capability_scenarios": {}, "matrix": {"columns": [], "rows": []}, "failures": [], "warnings": [],
@@ -381,9 +384,9 @@ def measured_summary(engines=()) -> RunSummary:
                            Outcome.FAILED, "append p95 over budget", engine=engine, measurements=[dict(LATENCY)]),
             ScenarioResult(f"test_footprint.py::test_bounded[N=5{tail}", "test_bounded", "footprint", "N=5", [],
                            Outcome.FAILED, "9.2×", engine=engine, measurements=[dict(FOOTPRINT)]),
-            ScenarioResult(f"test_footprint.py::test_bounded[{engine}]" if engine else "test_footprint.py::test_bounded",
-                           "test_bounded", "footprint", "", [], Outcome.PASSED, engine=engine,
-                           measurements=[dict(UNWINDOWED)])]
+            ScenarioResult(f"test_footprint.py::test_bounded[{engine}]" if engine
+                           else "test_footprint.py::test_bounded", "test_bounded", "footprint", "", [],
+                           Outcome.PASSED, engine=engine, measurements=[dict(UNWINDOWED)])]
     return RunSummary(Status.FAILED, results=results, window_sizes=[5],
                       engines=[{"name": e, "title": e, "description": e} for e in engines])
 
@@ -408,7 +411,8 @@ def test_summary_json_carries_the_figures_at_the_top_and_not_in_the_results():
 def test_with_several_engines_each_figure_names_its_engine():
     data = measured_summary(("server", "valkey")).to_json()
     assert [(f["engine"], f["nodeid"]) for f in data["latency"]] == [
-        ("server", "test_latency.py::test_latency[N=5-server]"), ("valkey", "test_latency.py::test_latency[N=5-valkey]")]
+        ("server", "test_latency.py::test_latency[N=5-server]"),
+        ("valkey", "test_latency.py::test_latency[N=5-valkey]")]
     assert [f["engine"] for f in data["footprint"]] == ["server", "server", "valkey", "valkey"]
 
 

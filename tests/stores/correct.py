@@ -60,8 +60,8 @@ class TokenStore:
     """One list per session of messages with their cost, and the session's running total beside it;
     while the total is over the budget the oldest are dropped (all of them when the newest alone is
     over), read and trimmed under WATCH. The list is read back only when the total is over the
-    budget, so an append under an unbounded budget costs the same at any length. Both keys carry the session id as a hash tag, so
-    that their transactions also run on a Redis Cluster."""
+    budget, so an append under an unbounded budget costs the same at any length. Both keys carry
+    the session id as a hash tag, so that their transactions also run on a Redis Cluster."""
 
     def __init__(self, redis, namespace, max_tokens, count_tokens, ttl):
         self.redis = redis

@@ -207,4 +207,5 @@ class ReturnsLangChainMessages:
 
     def load(self, session_id):
         from langchain_core.messages import convert_to_messages
-        return convert_to_messages([json.loads(raw) for raw in self.redis.lrange(f"{self.namespace}{session_id}", 0, -1)])
+        raw = self.redis.lrange(f"{self.namespace}{session_id}", 0, -1)
+        return convert_to_messages([json.loads(item) for item in raw])
