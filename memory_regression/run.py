@@ -370,12 +370,14 @@ class SuiteRun:
             return None
 
     def _end_workers(self) -> None:
-        """Have xdist end its workers now: it would in its own session-finish, after this one's first
-        half, and until then they wait (a second, until the supervisor kills them) rather than exit.
-        Once they are gone, what they left has reparented here for :meth:`end_leftovers`."""
+        """Tell xdist's workers to exit now: xdist would in its own session-finish, after this one's
+        first half, and until then they wait (a second, until the supervisor kills them) rather than
+        exit. Once they are gone, what they left has reparented here for :meth:`end_leftovers`. Only
+        told, not waited for: xdist's own wait lasts while any process holds a worker's pipes open,
+        as a grandchild the store forked does until :meth:`end_leftovers` kills it."""
         nodes = getattr(self.config.pluginmanager.get_plugin("dsession"), "nodemanager", None)
-        if nodes is not None:
-            nodes.teardown_nodes()
+        for gateway in list(nodes.group) if nodes is not None else []:
+            gateway.exit()
 
     def end_leftovers(self) -> None:
         """Kill what the store left running once the workers are gone (:mod:`.leftovers`), each a
