@@ -32,7 +32,7 @@ from .contract import Message, StoreBinding, UsageError, exception_chain, with_a
 from .conversations import numbered_messages
 
 if TYPE_CHECKING:   # the worker builds the context observed through
-    from .worker import ScenarioContext
+    from .context import ScenarioContext
 
 PROBE_SESSION = "observe"
 PROBE_MESSAGES = 100          # more than the windows of the stores we know keep by default (20, 50)

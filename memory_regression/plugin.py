@@ -28,7 +28,8 @@ from .results import RunSummary, Status
 from .run import WORKER_INPUT, SuiteRun
 from .settings import SUITE_OPTIONS, Settings
 from .supervisor import WorkerChannel, dump_path
-from .worker import ScenarioWorker, prepare_worker_process
+from .worker import ScenarioWorker
+from .writers import prepare_worker_process
 
 
 

@@ -19,7 +19,7 @@ import redis
 from junitparser.xunit2 import JUnitXml
 
 from memory_regression.backend import SUITE_USER, open_backend
-from memory_regression.worker import CLUSTER_CLIENT_CONNECTS
+from memory_regression.context import CLUSTER_CLIENT_CONNECTS
 from tests.test_corpus import CORRECT_STORES
 from tests.test_frameworks import LANGCHAIN, LLAMA_INDEX, OPENAI_AGENTS
 

@@ -1,8 +1,8 @@
-"""The growth finding of a scenario that times its appends (worker.growth_finding): a store whose
+"""The growth finding of a scenario that times its appends (context.growth_finding): a store whose
 append time grows with its history is told by how much; noise, a machine slow throughout and a
 growth too small to matter are not findings."""
 
-from memory_regression.worker import growth_finding
+from memory_regression.context import growth_finding
 
 MS = 0.001
 

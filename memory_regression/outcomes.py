@@ -1,0 +1,199 @@
+"""A scenario's outcome in store terms: what the reports say of a failure or a skip.
+
+:func:`describe_outcome` turns pytest's report of a scenario into a verdict: one line saying what
+happened (a history mismatch's diagnosis, an assertion's first line, the store's exception with a
+hint where one is known: a command the suite forbids, CROSSSLOT or MOVED on a cluster, a Redis
+module the server lacks, a client library's defect, bytes decoded from ``str``), and the details
+worth reading. :func:`cap` and :func:`redacted` keep what a report carries short and free of
+secrets.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import _pytest
+import pluggy
+import pytest
+import redis
+
+from .clients import IDLE_CLOSE_SIGN, idle_close_defect
+from .contract import exception_chain, user_traceback
+from .redaction import Redactor, map_strings
+from .reference import HistoryMismatch
+
+CAPTURE_LIMIT = 64 * 1024        # characters of captured output kept per section of a scenario's report
+DETAILS_LIMIT = 3000             # characters of a traceback kept in a verdict's details
+
+
+# the frames of pytest's own machinery, left out of a failure the suite renders itself
+PYTEST_DIRECTORIES = tuple(str(Path(module.__file__).resolve().parent) for module in (_pytest, pluggy))
+
+
+def unrendered_report(item: pytest.Item, call: pytest.CallInfo, error: Exception) -> pytest.TestReport:
+    """The report of a scenario whose failure pytest could not render (Python 3.11 raises "SystemError:
+    AST constructor recursion depth mismatch" on some deep chains of exceptions; a store's frame may
+    hold a ``__tracebackhide__`` that raises): the store's exception as the traceback module renders
+    it, and what stopped pytest."""
+    exc = call.excinfo.value if call.excinfo else None
+    try:
+        text = user_traceback(exc, PYTEST_DIRECTORIES)[-DETAILS_LIMIT:] if exc is not None else ""
+    except Exception:   # noqa: BLE001 (its own rendering failing too: its type and text are left)
+        text = f"{type(exc).__name__}: {exc!r:.500}"
+    text += f"\n(pytest could not render this failure: {type(error).__name__}: {error})"
+    return pytest.TestReport(item.nodeid, item.location, dict.fromkeys(item.keywords, 1), "failed", text, call.when,
+                             [], call.duration, call.start, call.stop, user_properties=item.user_properties)
+
+
+def redacted(value: Any, redactor: Redactor) -> Any:
+    """``value`` with every string in it, however nested in dicts and lists, redacted."""
+    return map_strings(value, redactor.text)
+
+
+def cap(text: str, limit: int, what: str) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return (text[:limit] + f"\n[... {len(text) - limit:,} more characters of {what} cut: the suite keeps "
+            f"the first {limit // 1024} KB of each]")
+
+
+def describe_outcome(report: pytest.TestReport, excinfo: Any, stores: list[Any] = ()) -> dict[str, Any]:
+    """The verdict: ``message``, one line saying what happened, and ``details``, the text worth reading
+    (expected against actual); for a history mismatch also its ``listing`` (a :class:`.Listing` as a
+    mapping) and ``notes`` (the steps Hypothesis adds), which report.html shows as a table and text.
+    ``stores``: the instances the scenario built, whose own clients may be the cause."""
+    if report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        return _verdict(reason.removeprefix("Skipped: "))
+    if excinfo is None:   # a scenario that passed with warnings, failed by --strict, says them
+        return _verdict(str(report.longrepr or ""))
+    exc, replayed = unwrap_flaky(excinfo.value)
+    verdict = _describe(report, exc, stores)
+    if replayed:   # the store's own failure, if Hypothesis kept it, and that a replay went otherwise
+        found = verdict["message"] if exc is not excinfo.value else ""
+        verdict["message"] = f"{found}; {UNREPRODUCIBLE}" if found else UNREPRODUCIBLE
+    return verdict
+
+
+# what Hypothesis's Flaky errors mean, in store terms
+UNREPRODUCIBLE = ("not reproducible: when the same steps ran again, the store behaved differently (its results "
+                  "depend on something the steps do not set: time, randomness, a counter or cache of its process, "
+                  "another process)")
+
+
+def unwrap_flaky(exc: BaseException) -> tuple[BaseException, bool]:
+    """The store's own failure inside a Hypothesis ``Flaky`` error (raised when a replay of the same
+    steps behaved otherwise), and whether there was one; ``exc`` itself otherwise."""
+    from hypothesis.errors import Flaky
+    if not isinstance(exc, Flaky):
+        return exc, False
+    inner = next(iter(getattr(exc, "exceptions", ())), None) or exc.__context__ or exc.__cause__
+    return (inner if inner is not None else exc), True
+
+
+def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) -> dict[str, Any]:
+    steps = "\n".join(getattr(exc, "__notes__", []))  # Hypothesis lists the steps of a failing sequence here
+    if isinstance(exc, HistoryMismatch):
+        return {**_verdict(exc.diagnosis, "\n".join(filter(None, [exc.listing.text(), steps]))),
+                "listing": asdict(exc.listing), "notes": steps}
+    if isinstance(exc, AssertionError):
+        text = str(exc).split("\nassert ")[0]
+        first, _, rest = text.partition("\n")
+        return _verdict(first, rest)
+    forbidden = forbidden_command(exc)
+    if forbidden:
+        return _verdict(f"the store ran {forbidden} on the suite's Redis server, which the suite forbids: a "
+                        "memory store must never flush, pause, reconfigure or shut down the server (it would destroy "
+                        "or hold every other session's history)", report.longreprtext[-DETAILS_LIMIT:])
+    origin = "the store raised" if report.when == "call" else f"{report.when} failed:"
+    short = exception_line(exc)
+    if isinstance(exc, AttributeError) and "'str' object has no attribute 'decode'" in str(exc):
+        short = short.split(". Did you mean")[0]   # Python 3.12+ suggests encode: the hint below says what to do
+        short += (" (the store decodes bytes, but the suite's redis client is built with "
+                  "decode_responses=True and returns str: decode only bytes, or build your own client "
+                  "from the redis_url parameter)")
+    hint = cluster_hint(exc) or (idle_close_defect(stores) if IDLE_CLOSE_SIGN in str(exc) else None)
+    if hint:
+        short += f" ({hint})"
+    return _verdict(f"{origin} {short}", report.longreprtext[-DETAILS_LIMIT:])
+
+
+def exception_line(exc: BaseException) -> str:
+    """The line naming ``exc`` and its message (the last of what the traceback module prints of it, a
+    SyntaxError's included), without the notes Hypothesis adds (the steps of a stateful run)."""
+    notes = {line for note in getattr(exc, "__notes__", None) or [] for line in str(note).splitlines()}
+    lines = [line for line in "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
+             if line not in notes]
+    return lines[-1] if lines else type(exc).__name__
+
+
+def _verdict(message: str, details: str = "") -> dict[str, Any]:
+    return {"message": message, "details": details}
+
+
+def forbidden_command(exc: BaseException) -> str | None:
+    """The command named by Redis' NOPERM error, where the store ran one the suite forbids."""
+    for link in exception_chain(exc):
+        text = str(link)
+        if "no permissions to run the" in text:  # Redis' NOPERM error, as redis-py words it
+            name = text.split("'")[1] if text.count("'") >= 2 else "a forbidden command"
+            return name.upper().replace("|", " ")   # client|pause: CLIENT PAUSE
+    return None
+
+
+# what a Redis Cluster answers, or redis-py's cluster client raises, when one transaction or script
+# touches keys of several hash slots (a script's undeclared key on another node: "non local key")
+CROSS_SLOT = re.compile(r"CROSSSLOT|hash to the same slot|must map to the same (key )?slot|non local key")
+
+
+CROSS_SLOT_HINT = (
+    "CROSSSLOT: a Redis Cluster runs one transaction (MULTI/EXEC) or script only on keys of one hash slot; "
+    "give all keys of a session one hash tag, the session id in braces, as in chat:{<session>}:messages "
+    "and chat:{<session>}:meta (only the part in braces is hashed), and declare every key a script "
+    "touches in KEYS")
+
+
+MOVED_HINT = (
+    "MOVED: on a Redis Cluster the key lives on another node, and the store's client is not "
+    "cluster-aware: use the client the suite passes, or build a redis.cluster.RedisCluster from redis_url "
+    "(RedisCluster.from_url; redis.asyncio.RedisCluster for an async store)")
+
+
+def cluster_hint(exc: BaseException) -> str | None:
+    """What to say when a store written for one server fails on a Redis Cluster: keys of one
+    transaction or script in several slots (CROSSSLOT), or a client that is not cluster-aware."""
+    for link in exception_chain(exc):
+        if CROSS_SLOT.search(f"{type(link).__name__}: {link}"):
+            return CROSS_SLOT_HINT
+        if isinstance(link, redis.exceptions.MovedError):
+            return MOVED_HINT
+    return None
+
+
+# the prefix of a module's commands -> the Redis module that provides them
+MODULE_COMMANDS = {"FT.": "RediSearch", "JSON.": "RedisJSON", "TS.": "RedisTimeSeries", "BF.": "RedisBloom",
+                   "CF.": "RedisBloom", "CMS.": "RedisBloom", "TOPK.": "RedisBloom", "TDIGEST.": "RedisBloom"}
+
+
+def module_command(exc: BaseException) -> tuple[str, str] | None:
+    """The command of a Redis module the store ran and the server lacked (Redis answers "unknown
+    command 'FT._LIST'"), and that module: a configuration to fix, not a finding."""
+    for link in exception_chain(exc):
+        found = re.search(r"unknown command '([^']+)'", str(link), re.IGNORECASE)
+        command = found.group(1).upper() if found else ""
+        module = next((name for prefix, name in MODULE_COMMANDS.items() if command.startswith(prefix)), None)
+        if module:
+            return command, module
+    return None
+
+
+def missing_module_message(command: str, module: str) -> str:
+    return (f"the store ran {command}, a command of the {module} module, which the Redis server under "
+            f"test lacks: run the suite against a server with {module} (Redis Stack, or Redis 8 with "
+            "its modules) with --redis redis://HOST:PORT/DB; in GitHub Actions, start one as a "
+            "services: container and pass its URL as the redis input")

@@ -1,0 +1,169 @@
+"""Races of writers on one session, as requests and replicas of a service race in production.
+
+:class:`Races` is the part of :class:`~.context.ScenarioContext` that runs them: writers sharing one
+store object (threads for a sync store, tasks on the scenario's event loop for an async one), or
+writers in processes of their own, each binding the store anew; meanwhile readers load the
+session over and over, and what they saw is returned for the scenario to judge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Awaitable, Callable
+
+from .contract import Message, StoreAdapter
+from .writers import WriterFailed, run_writer, writer_context
+
+RELEASE_POLL_S = 0.002          # how often readers look whether writer processes were released
+BARRIER_TIMEOUT_S = 10           # a writer or reader not started by then breaks a concurrency scenario's start
+
+
+class Races:
+    """Mixed into :class:`~.context.ScenarioContext`, whose ``_loop`` (the scenario's event loop, None
+    for a sync store), ``run_awaitable`` and ``_recipes`` (what each store was built from) it uses."""
+
+    _loop: asyncio.Runner | None
+    _recipes: dict[StoreAdapter, Any]
+    run_awaitable: Callable[[Any], Any]
+    def concurrently(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
+                     readers: int = 0, sessions: list[str] | None = None) -> list[list[list[Message]]]:
+        """Append each list in ``writers`` to ``session_id`` (or to its own of ``sessions``, one per
+        writer) by a writer of its own, all released at once by a barrier, while ``readers`` readers
+        load ``session_id`` over and over until every writer is done; return, for each reader, the
+        histories it loaded, in order. Writers and readers share ``store``, as a server's requests share one store
+        object: threads for a sync store, tasks on the scenario's event loop for an async one. A
+        writer's or reader's exception is raised."""
+        __tracebackhide__ = True
+        sessions = sessions or [session_id] * len(writers)
+        for session in {session_id, *sessions}:
+            store.instance_for(session)   # a per-session store is built once, before the race
+        if self._loop is not None:
+            return self.run_awaitable(self._tasks(store, session_id, writers, readers, sessions))
+        barrier = threading.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S)
+
+        def write(session: str, messages: list[Message]) -> None:
+            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
+            barrier.wait()
+            for message in messages:
+                store.add(session, message)
+
+        with ThreadPoolExecutor(len(writers)) as pool:
+            writing = [pool.submit(write, session, messages) for session, messages in zip(sessions, writers)]
+
+            def written() -> None:
+                __tracebackhide__ = True   # a writer's exception shows the store's frames, not these
+                for future in writing:
+                    future.result()
+            return self._reading_while(store, session_id, readers, written)
+
+    async def _tasks(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
+                     readers: int, sessions: list[str]) -> list[list[list[Message]]]:
+        """:meth:`concurrently` for an async store: tasks on one loop, interleaved at every await."""
+        __tracebackhide__ = True
+        barrier = asyncio.Barrier(len(writers))
+
+        async def write(session: str, messages: list[Message]) -> None:
+            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
+            await barrier.wait()
+            for message in messages:
+                await store.aadd(session, message)
+
+        return await self._areading_while(store, session_id, readers, asyncio.gather(
+            *(write(session, messages) for session, messages in zip(sessions, writers))))
+
+    def _reading_while(self, store: StoreAdapter, session_id: str, readers: int, writing: Callable[[], Any],
+                       released: Any = None) -> list[list[list[Message]]]:
+        """Call ``writing`` (it returns when the writers are done, raising a writer's exception) while
+        ``readers`` readers load ``session_id`` over and over, from the moment ``released`` (an event,
+        if given) is set; return what they loaded: for each reader, its loads in order. Readers are
+        threads for a sync store, tasks on the scenario's event loop for an async one."""
+        __tracebackhide__ = True
+        if self._loop is not None:
+            return self.run_awaitable(self._areading_while(store, session_id, readers, asyncio.to_thread(writing),
+                                                           released))
+        seen: list[list[list[Message]]] = []
+        done = threading.Event()
+
+        def read() -> None:
+            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
+            loaded: list[list[Message]] = []
+            seen.append(loaded)
+            while not done.is_set():
+                if released is None or released.wait(RELEASE_POLL_S):
+                    loaded.append(store.load(session_id))
+
+        with ThreadPoolExecutor(max(readers, 1)) as pool:
+            reading = [pool.submit(read) for _ in range(readers)]
+            try:
+                writing()
+            finally:
+                done.set()
+            for future in reading:
+                future.result()
+        return seen
+
+    @staticmethod
+    async def _areading_while(store: StoreAdapter, session_id: str, readers: int, writing: Awaitable[Any],
+                              released: Any = None) -> list[list[list[Message]]]:
+        """:meth:`_reading_while` for an async store: ``writing`` is awaited while reader tasks load."""
+        __tracebackhide__ = True
+        done, seen = asyncio.Event(), []
+
+        async def read() -> None:
+            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
+            loaded: list[list[Message]] = []
+            seen.append(loaded)
+            while not done.is_set():
+                if released is None or released.is_set():
+                    loaded.append(await store.aload(session_id))
+                    await asyncio.sleep(0)   # a store whose coroutines never suspend would starve the writers
+                else:
+                    await asyncio.sleep(RELEASE_POLL_S)
+
+        reading = asyncio.gather(*(read() for _ in range(readers)))
+        try:
+            await writing
+        finally:
+            done.set()
+            await reading
+        return seen
+
+    def in_processes(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
+                     readers: int = 0) -> list[list[list[Message]]]:
+        """Append each list in ``writers`` to ``session_id`` by a writer in a process of its own
+        (:func:`writer_context`), as replicas of a service append to one session: each binds the
+        store again and builds it as ``store`` was built, with a client of its own (on an event loop
+        of its own for an async store); a barrier releases them together. Meanwhile ``readers``
+        readers of this process load the session over and over, as with :meth:`concurrently`; return
+        what they loaded. A writer's exception is raised, with its traceback in the process as its
+        cause."""
+        __tracebackhide__ = True
+        context = writer_context()
+        barrier, released = context.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S), context.Event()
+        outcomes = context.SimpleQueue()   # written at once, before a writer's os._exit
+        processes = [context.Process(target=run_writer, args=(os.getpid(), barrier, released, outcomes,
+                                                                self._recipes[store], session_id, messages),
+                                     daemon=True)
+                     for messages in writers]
+        for process in processes:
+            process.start()
+
+        def writing() -> None:
+            for _ in processes:   # a writer that hangs is cut off with the worker (the scenario timeout)
+                outcome = outcomes.get()
+                if outcome is not None:
+                    exc, text = outcome
+                    raise exc from WriterFailed(text)
+
+        try:
+            return self._reading_while(store, session_id, readers, writing, released)
+        except BaseException:
+            barrier.abort()   # the others stop waiting for a writer that will not come
+            raise
+        finally:
+            for process in processes:
+                process.kill()
+                process.join()

@@ -1,0 +1,72 @@
+"""A redis-server of one scenario's own, for what is server-wide: memory limits, persistence, restarts."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+import redis
+
+from .backend import BackendError, ServerProcess
+
+
+class ScenarioServer:
+    """A redis-server of one scenario's own (:meth:`ScenarioContext.own_server`), for what is
+    server-wide and so may not touch the run's server, which the other workers share: its memory
+    limit and eviction policy, its persistence, a restart. A store is built on it with
+    ``memory.store_on(server.url)``; ``admin`` is the suite's client on it (CONFIG SET, INFO), as a
+    user whom the stores' restrictions do not bind."""
+
+    def __init__(self, server: ServerProcess, idle: Callable[[], None]):
+        self._server = server
+        self._idle = idle   # the scenario's pause between requests (ScenarioContext.idle)
+        self._admin: redis.Redis | None = None
+
+    @property
+    def url(self) -> str:
+        """The stores' URL (database 0)."""
+        return self._server.url
+
+    @property
+    def description(self) -> str:
+        """Which server it is: its version, binary and port."""
+        return f"{self._server.version} ({self._server.binary}, port {self._server.port})"
+
+    @property
+    def config(self) -> dict[str, str]:
+        """The config it was started with (the scenario's, over the private server's)."""
+        return dict(self._server.config)
+
+    @property
+    def admin(self) -> redis.Redis:
+        if self._admin is None:
+            self._admin = redis.Redis.from_url(self._server.admin_url, decode_responses=True)
+        return self._admin
+
+    def memory_info(self) -> dict[str, Any]:
+        """INFO memory (``used_memory``, ``maxmemory``, ...)."""
+        return self.admin.info("memory")
+
+    def restart(self, hard: bool = True) -> None:
+        """Kill the server (``hard``: SIGKILL, nothing saved on the way out) or shut it down (SIGTERM),
+        and start it again on the same port and directory (an append-only file is replayed). The
+        stores' connections die with it; they have to reconnect. A server that cannot be started
+        again skips the scenario: that is the machine's, not the store's."""
+        __tracebackhide__ = True
+        self._close_admin()
+        try:
+            self._server.restart(hard)
+        except BackendError as exc:
+            pytest.skip(f"the suite could not restart the scenario's own redis-server: {exc}")
+        self._idle()
+
+    def _close_admin(self) -> None:
+        admin, self._admin = self._admin, None
+        if admin is not None:
+            admin.close()
+
+    def stop(self) -> None:
+        try:
+            self._close_admin()
+        finally:
+            self._server.stop(hard=True)   # what it holds is the scenario's, thrown away
