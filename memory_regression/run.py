@@ -33,6 +33,7 @@ from .redaction import Redactor, map_strings
 from .results import Outcome, RunSummary, ScenarioResult, Status
 from .settings import Settings
 from .supervisor import DirectChannel, Supervisor
+from .verdict import RunFacts, verdict
 from .worker import ScenarioWorker
 
 DEFAULT_WORKERS = 2
@@ -412,46 +413,13 @@ class SuiteRun:
         self.judged = True
 
     def _verdict(self, session: pytest.Session | None, exitstatus: int) -> tuple[Status, str | None]:
-        """The run's status and message, the message naming options as the user gave them."""
-        status, message = self._reason(session, exitstatus)
+        """The run's status and message (:mod:`.verdict`), the message naming options as the user gave them."""
+        status, message = verdict(RunFacts(
+            self.summary, exitstatus, collected=session.testscollected if session is not None else 0,
+            run_timeout=self.run_timeout if self.deadline_passed else None, stopped=self.stopped,
+            interrupted_by=INTERRUPTS.received, collection_errors=tuple(self.collection_errors),
+            aborts=tuple(self.supervisor.aborts if self.supervisor else ())))
         return status, self.phrase(message) if message else message
-
-    def _reason(self, session: pytest.Session | None, exitstatus: int) -> tuple[Status, str | None]:
-        aborts = self.supervisor.aborts if self.supervisor else []
-        if self.deadline_passed:
-            return Status.DID_NOT_FINISH, (f"the run did not finish within --run-timeout {self.run_timeout:g} s: "
-                                           "it was cut off, and the results below are partial")
-        if self.stopped:
-            return self.stopped
-        if INTERRUPTS.received or (exitstatus == pytest.ExitCode.INTERRUPTED and not self.summary.failures()):
-            how = f" by {INTERRUPTS.received}" if INTERRUPTS.received else ""
-            return Status.INTERRUPTED, f"the run was interrupted{how}; the results below are partial"
-        if self.collection_errors:
-            return Status.SUITE_ERROR, ("the suite's own files could not be loaded (a broken installation?):\n"
-                                        + "\n".join(self.collection_errors)[-3000:])
-        if aborts:
-            return Status(aborts[0]["status"]), aborts[0]["message"]
-        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
-            return Status.USAGE_ERROR, "no scenario was selected: check the -k expression"
-        if not self.results:
-            collected = session.testscollected if session is not None else 0
-            return Status.NOT_RUN, (f"{collected} scenarios were collected and none was run "
-                                    "(--collect-only, or an option that runs nothing): nothing was checked")
-        if all(r.outcome is Outcome.SKIPPED for r in self.results.values()):
-            return Status.NOT_RUN, ("every selected scenario was skipped, as the store lacks their capabilities "
-                                    "(see the reasons): nothing was checked")
-        if exitstatus == pytest.ExitCode.INTERRUPTED:   # -x or --maxfail stopped it at a failure
-            return Status.FAILED, "the run stopped at the first failures (-x or --maxfail): later scenarios did not run"
-        if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            if not self.summary.failures():
-                return Status.PASSED, None
-            differences = self.summary.engine_differences() if self.summary.engines else []
-            if differences:
-                first = differences[0]
-                return Status.FAILED, (f"the engines differ on {len(differences)} scenarios: {first['case']} "
-                                       f"{first['message']}" + ("; ..." if len(differences) > 1 else ""))
-            return Status.FAILED, None
-        return Status.USAGE_ERROR, f"pytest stopped with exit status {exitstatus}"
 
     def write_reports(self) -> None:
         """Write the reports; when some cannot be written (a full disk), the verdict says which and
