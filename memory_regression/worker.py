@@ -33,7 +33,7 @@ from .outcomes import (CAPTURE_LIMIT, DETAILS_LIMIT, cap, describe_outcome, miss
 from .observe import needs_probe, observe, unfilled_text
 from .results import LISTED_NOT_RUN, Status
 from .settings import Settings
-from .supervisor import CallPage, call_page_path
+from .call_page import CallPage, call_page_path
 from .writers import bind, counter_for
 
 
