@@ -1,10 +1,11 @@
 """A generic regression suite for LLM conversation memory kept in Redis.
 
 The pieces, in the order a run meets them: :mod:`.settings` (the options, checked), :mod:`.run`
-(the run, which is the pytest plugin in the runner's process), :mod:`.backend` (the Redis server
-under test), :mod:`.supervisor` (the worker processes that run the store, and their deadlines),
-:mod:`.worker` (the plugin in those processes), :mod:`.context` (what a scenario gets, the fixture
-``memory``; its races in :mod:`.races`, its writer processes in :mod:`.writers`, its own servers in
+(the run, which is the pytest plugin in the runner's process; its verdict in :mod:`.verdict`),
+:mod:`.engines` (the Redis servers under test; :mod:`.backend`, :mod:`.servers`),
+:mod:`.supervisor` (the worker processes that run the store, and their deadlines), :mod:`.worker`
+(the plugin in those processes), :mod:`.context` (what a scenario gets, the fixture ``memory``;
+its races in :mod:`.races`, its writer processes in :mod:`.writers`, its own servers in
 :mod:`.scenario_server`), :mod:`.outcomes` (an outcome in store terms), :mod:`.contract` (how a
 store is found, built and called), :mod:`.capabilities` (what a store claims), :mod:`.reference`
 (what a correct store returns), :mod:`.profiles` (model profiles and token counters),

@@ -38,7 +38,8 @@ import sys
 import tempfile
 from typing import Any
 
-from .backend import Backend, BackendError, BackendUsageError, await_server, with_userinfo
+from .backend import Backend, BackendError, BackendUsageError
+from .servers import await_server, with_userinfo
 
 LABEL = "memory-regression.engine"
 SOCKET_DIR = "/memory-regression"          # where the runner's temporary directory is mounted

@@ -23,7 +23,8 @@ from urllib.parse import urlsplit
 import pytest
 import tenacity
 
-from .backend import BackendError, Connection, Endpoint, ServerProcess, find_server_binary
+from .backend import BackendError, Connection, Endpoint
+from .servers import ServerProcess, find_server_binary
 from .capabilities import Capability, Guarantee
 from .contract import Message, StoreAdapter, StoreBinding, close_quietly
 from .profiles import ModelProfile, TokenCounter

@@ -23,7 +23,8 @@ from typing import Any, Callable
 import pytest
 
 from . import html_report, reports
-from .backend import BackendError, BackendUsageError, Engines, open_engines
+from .backend import BackendError, BackendUsageError
+from .engines import Engines, open_engines
 from .capabilities import Capability, Guarantee, conformance_level
 from .interrupts import INTERRUPTS
 from .leftovers import become_subreaper, children, end_leftovers

@@ -7,7 +7,8 @@ from typing import Any, Callable
 import pytest
 import redis
 
-from .backend import BackendError, ServerProcess
+from .backend import BackendError
+from .servers import ServerProcess
 
 
 class ScenarioServer:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .backend import engine_names
+from .engines import engine_names
 from .contract import STORE_PARAMETERS, UsageError, contract_parameter
 from .groups import DEFAULT, parse_groups
 from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_profiles

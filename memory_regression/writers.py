@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .backend import Connection, Endpoint, die_with_parent
+from .backend import Connection, Endpoint
+from .servers import die_with_parent
 from .contract import Message, StoreAdapter, StoreBinding, bind_store, close_quietly, load_object
 from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .reference import summarize

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from memory_regression.backend import find_valkey_binary
+from memory_regression.servers import find_valkey_binary
 from memory_regression.containers import LABEL
 from tests.conftest import ENTRYPOINT, ROOT
 from tests.test_docker import docker_engine

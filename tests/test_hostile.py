@@ -9,7 +9,7 @@ import pytest
 import redis
 from junitparser import JUnitXml
 
-from memory_regression.backend import FORBIDDEN_COMMANDS, ServerProcess, find_server_binary
+from memory_regression.servers import FORBIDDEN_COMMANDS, ServerProcess, find_server_binary
 
 ROUND_TRIP = "test_round_trip_keeps_role_content_and_order"
 STATEFUL = "test_random_operations_match_the_model"
