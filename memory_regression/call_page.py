@@ -38,7 +38,7 @@ def call_page_path(directory: Path, worker: str, pid: int) -> Path:
 
 class CallPage:
     """A worker's end of its call page: :meth:`watch` wraps each call of the store (the
-    :class:`~.contract.StoreAdapter`'s watch) and writes the call's text and start into a small
+    :class:`~.adapter.StoreAdapter`'s watch) and writes the call's text and start into a small
     file mapped into memory, a few microseconds a call, for the runner's :func:`read_call`. With
     ``path`` None (the scenarios run in the runner, ``-n 0``) the page is private: nothing reads it
     and nothing is cut off."""

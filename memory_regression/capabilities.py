@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Iterable
 
-from .contract import CLEAR_METHODS, COMPACT_METHODS, CONSISTENCY_METHODS, StoreBinding, with_aliases
+from .binding import StoreBinding
+from .contract import CLEAR_METHODS, COMPACT_METHODS, CONSISTENCY_METHODS, with_aliases
 
 
 class Capability(str, Enum):

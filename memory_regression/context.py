@@ -26,7 +26,9 @@ import tenacity
 from .backend import BackendError, Connection, Endpoint
 from .servers import ServerProcess, find_server_binary
 from .capabilities import Capability, Guarantee
-from .contract import Message, StoreAdapter, StoreBinding, close_quietly
+from .adapter import StoreAdapter
+from .binding import StoreBinding
+from .contract import Message, close_quietly
 from .profiles import ModelProfile, TokenCounter
 from .races import Races
 from .reference import summarize

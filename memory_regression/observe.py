@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING, Any
 import redis
 
 from .clients import address, clients_in
-from .contract import Message, StoreBinding, UsageError, exception_chain, with_aliases
+from .binding import StoreBinding
+from .contract import Message, UsageError, with_aliases
+from .loader import exception_chain
 from .conversations import numbered_messages
 
 if TYPE_CHECKING:   # the worker builds the context observed through

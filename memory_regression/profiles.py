@@ -22,7 +22,8 @@ from typing import Any, Callable
 
 import yaml
 
-from .contract import UsageError, load_object
+from .contract import UsageError
+from .loader import load_object
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable
 
-from .contract import Message, StoreAdapter
+from .adapter import StoreAdapter
+from .contract import Message
 from .writers import WriterFailed, run_writer, writer_context
 
 RELEASE_POLL_S = 0.002          # how often readers look whether writer processes were released

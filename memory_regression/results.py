@@ -127,7 +127,7 @@ class RunSummary:
     store_file: str | None = None
     store_line: int | None = None
     capabilities: list[str] = field(default_factory=list)
-    shape: str | None = None          # how the store is called (contract.StoreBinding.shape)
+    shape: str | None = None          # how the store is called (binding.StoreBinding.shape)
     unfilled: str = ""                # the factory's parameters the suite leaves at their defaults
     observations: list[str] = field(default_factory=list)   # what the store did before the scenarios (.observe)
     conformance_level: str = "none"

@@ -1,7 +1,7 @@
 """What ``--store`` names, checked from its source before anything runs: that its file or module
 exists and that it defines NAME. The runner (and the plugin) call :func:`check_spec` before a Redis
 server or a worker starts, so a typo is a usage error at once; the workers then import the store
-(:func:`.contract.load_object`), which says the rest. Nothing here imports or runs the user's code.
+(:func:`.loader.load_object`), which says the rest. Nothing here imports or runs the user's code.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import sys
 from importlib.machinery import PathFinder
 from pathlib import Path
 
-from .contract import UsageError, missing_file, missing_module, split_spec
+from .contract import UsageError
+from .loader import missing_file, missing_module, split_spec
 
 
 def check_spec(spec: str, workdir: Path, what: str = "store") -> None:

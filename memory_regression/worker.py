@@ -24,7 +24,8 @@ import redis
 from .backend import Connection, Endpoint
 from .context import ScenarioContext
 from .capabilities import Capability, UnknownCapability, detect, lookup, lookup_guarantee, skip_reason
-from .contract import (StoreBinding, UsageError)
+from .binding import StoreBinding
+from .contract import UsageError
 from .profiles import TokenCounter
 from .redaction import Redactor, map_strings, sendable
 from .groups import scenario_group

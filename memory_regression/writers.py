@@ -21,7 +21,10 @@ from typing import Any, Callable
 
 from .backend import Connection, Endpoint
 from .servers import die_with_parent
-from .contract import Message, StoreAdapter, StoreBinding, bind_store, close_quietly, load_object
+from .adapter import StoreAdapter
+from .binding import StoreBinding, bind_store
+from .contract import Message, close_quietly
+from .loader import load_object
 from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .reference import summarize
 from .settings import Settings

@@ -8,7 +8,9 @@ import warnings
 
 import pytest
 
-from memory_regression.contract import AppendForm, Message, UsageError, bind_store, load_object
+from memory_regression.binding import AppendForm, bind_store
+from memory_regression.contract import Message, UsageError
+from memory_regression.loader import load_object
 from tests.conftest import ROOT
 from tests.stores.libraries import LIBRARY_STORES
 

@@ -3,7 +3,8 @@ correct stores whose window or TTL is named outside the contract, or that connec
 
 import pytest
 
-from memory_regression.contract import UsageError, inspect_parameters
+from memory_regression.binding import inspect_parameters
+from memory_regression.contract import UsageError
 from memory_regression.settings import Settings, parse_store_params
 from tests.conftest import free_port
 from tests.test_cli import runner

@@ -15,7 +15,8 @@ import pytest
 
 from memory_regression.capabilities import (Capability, UnknownCapability, conformance_level, detect, lookup,
                                             skip_reason)
-from memory_regression.contract import bind_store, load_object
+from memory_regression.binding import bind_store
+from memory_regression.loader import load_object
 from memory_regression.groups import describe_groups, scenario_group
 from memory_regression.redaction import Redactor
 from memory_regression.reports import (SUMMARY_MD_LIMIT, ReportPaths, place_junit_cases, render_markdown,

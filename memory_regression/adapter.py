@@ -1,0 +1,201 @@
+"""Calling a store: :class:`StoreAdapter` calls one store the same way whatever its shape (sync or
+async, one object for all sessions or one per session, role and content or whole messages), through
+the members its :class:`~.binding.StoreBinding` found; a test outcome the store raises (a skip, an
+exit) is its failure (:class:`OutcomeFromStore`)."""
+
+from __future__ import annotations
+
+import inspect
+import unittest
+from contextlib import nullcontext
+from typing import Any, Callable, ContextManager, Generator
+
+import pytest
+
+from .binding import AppendForm, StoreBinding
+from .contract import Message, UsageError, normalize_history
+
+
+# what pytest and unittest take for a test's own outcome (a skip, the end of the run, an expected failure)
+TEST_OUTCOMES = (pytest.skip.Exception, pytest.exit.Exception, pytest.xfail.Exception, unittest.SkipTest)
+
+
+class OutcomeFromStore(AssertionError):
+    """A test outcome raised from the store's code: pytest would skip the scenario or end the run
+    for it, and a store that stores nothing would pass; it is the store's failure instead."""
+
+    def __init__(self, member: str, raised: BaseException):
+        super().__init__(f"the store's {member} raised {type(raised).__name__}: {raised}, a test outcome raised from "
+                         f"the store's code, which is the store's failure: a memory store must not skip or end "
+                         f"the tests that use it")
+
+
+class StoreAdapter:
+    """One store under test, called the same way whatever its shape: sync or async, one object for
+    all sessions or one per session (built on first use with ``build(session_id)``), taking role and
+    content or whole messages."""
+
+    def __init__(self, binding: StoreBinding, build: Callable[[str | None], Any], run: Callable[[Any], Any],
+                 watch: Callable[[str, tuple], ContextManager[Any]] = lambda method, args: nullcontext()):
+        __tracebackhide__ = True   # a store that fails while it is built: its own frames are the story
+        self.binding = binding
+        self._build = build
+        self._run = run      # runs an awaitable to completion on the scenario's event loop
+        self._watch = watch  # wraps each call of the store, given its method name and arguments
+        self._sessions: dict[str, Any] = {}
+        self._shared = None if binding.per_session else self._built(None)
+
+    def _built(self, session_id: str | None) -> Any:
+        __tracebackhide__ = True
+        try:
+            return self._build(session_id)
+        except TEST_OUTCOMES as exc:
+            raise OutcomeFromStore("factory", exc) from exc
+
+    def instances(self) -> list[Any]:
+        """The store objects built so far."""
+        return [self._shared] if self._shared is not None else list(self._sessions.values())
+
+    def instance_for(self, session_id: str) -> Any:
+        """The store object that holds ``session_id``."""
+        __tracebackhide__ = True
+        if self._shared is not None:
+            return self._shared
+        if session_id not in self._sessions:
+            self._sessions[session_id] = self._built(session_id)
+        return self._sessions[session_id]
+
+    def _invoke(self, session_id: str, member: str, *args: Any) -> Generator[Any, Any, Any]:
+        """One call of the store, as steps: it yields the awaitable an async store returns and is sent
+        its result, so that :meth:`_run_steps` runs it to completion and :meth:`_await_steps` awaits it
+        beside other tasks on the scenario's loop. A test outcome the store raises is its failure."""
+        __tracebackhide__ = True
+        instance = self.instance_for(session_id)
+        args = args if self.binding.per_session else (session_id, *args)
+        with self._watch(member, args):
+            try:
+                value = getattr(instance, member)
+                result = value(*args) if callable(value) else value   # a framework's load may be a property
+                if inspect.isawaitable(result):
+                    result = yield result
+            except TEST_OUTCOMES as exc:
+                raise OutcomeFromStore(member, exc) from exc
+        return result
+
+    def _run_steps(self, steps: Generator[Any, Any, Any]) -> Any:
+        __tracebackhide__ = True
+        result, error = None, None
+        while True:
+            try:
+                awaitable = steps.send(result) if error is None else steps.throw(error)
+            except StopIteration as done:
+                return done.value
+            try:
+                result, error = self._run(awaitable), None
+            except BaseException as exc:
+                result, error = None, exc
+
+    async def _await_steps(self, steps: Generator[Any, Any, Any]) -> Any:
+        __tracebackhide__ = True
+        result, error = None, None
+        while True:
+            try:
+                awaitable = steps.send(result) if error is None else steps.throw(error)
+            except StopIteration as done:
+                return done.value
+            try:
+                result, error = await awaitable, None
+            except BaseException as exc:
+                result, error = None, exc
+
+    def _add(self, session_id: str, message: Message) -> Generator[Any, Any, Message]:
+        __tracebackhide__ = True
+        if self.binding.append_form is AppendForm.ROLE_CONTENT:
+            yield from self._invoke(session_id, self.binding.append_method, message.role, message.content)
+            return message.plain()
+        encoded = self.binding.codec.encode(message.as_dict())
+        if self.binding.append_form is AppendForm.MESSAGES:
+            yield from self._invoke(session_id, self.binding.append_method, encoded)
+        else:
+            for native in encoded:
+                yield from self._invoke(session_id, self.binding.append_method, native)
+        return self._as_given_back([message], encoded)[0]
+
+    def add(self, session_id: str, message: Message) -> Message:
+        """Append one message, in the form the store takes; return it as the store should give it
+        back (:meth:`stored_form`)."""
+        __tracebackhide__ = True
+        return self._run_steps(self._add(session_id, message))
+
+    async def aadd(self, session_id: str, message: Message) -> Message:
+        """:meth:`add` as a coroutine of an async store, to run beside others on the scenario's loop."""
+        __tracebackhide__ = True
+        return await self._await_steps(self._add(session_id, message))
+
+    def append(self, session_id: str, role: str, content: str) -> None:
+        __tracebackhide__ = True
+        self.add(session_id, Message(role, content))
+
+    def append_all(self, session_id: str, messages: list[Message]) -> None:
+        __tracebackhide__ = True
+        for message in messages:
+            self.add(session_id, message)
+
+    def stored_form(self, messages: list[Message]) -> list[Message]:
+        """``messages`` as a correct store of this shape returns them: role and content only for a store
+        that takes no more, else as the message type (a framework's own conversion) carries them."""
+        codec = self.binding.codec
+        return self._as_given_back(messages, [native for message in messages
+                                              for native in codec.encode(message.as_dict())])
+
+    def _as_given_back(self, messages: list[Message], encoded: list) -> list[Message]:
+        """``messages``, appended as ``encoded``, as a correct store gives them back."""
+        if not self.binding.codec.carries_fields:
+            return [message.plain() for message in messages]
+        return normalize_history(self.binding.codec.decode(encoded), fields=True)
+
+    def _load(self, session_id: str) -> Generator[Any, Any, list[Message]]:
+        __tracebackhide__ = True
+        raw = yield from self._invoke(session_id, self.binding.load_method)
+        if raw is not None and not isinstance(raw, (str, bytes, dict)):
+            from .frameworks import framework_of_messages   # the frameworks build on the contract
+            native = None if self.binding.framework else framework_of_messages(raw)
+            try:
+                raw = native.decode(raw) if native else self.binding.codec.decode(raw)
+            except Exception as exc:
+                raise AssertionError(f"load returned what {self.binding.codec.name} cannot be read from: "
+                                     f"{type(exc).__name__}: {exc}") from exc
+        return normalize_history(raw, fields=self.binding.codec.carries_fields)
+
+    def load(self, session_id: str) -> list[Message]:
+        __tracebackhide__ = True
+        return self._run_steps(self._load(session_id))
+
+    async def aload(self, session_id: str) -> list[Message]:
+        """:meth:`load` as a coroutine of an async store, to run beside others on the scenario's loop."""
+        __tracebackhide__ = True
+        return await self._await_steps(self._load(session_id))
+
+    def clear(self, session_id: str) -> None:
+        __tracebackhide__ = True
+        if not self.binding.clear_method:
+            raise UsageError("the store has no clear method")
+        self._run_steps(self._invoke(session_id, self.binding.clear_method))
+
+    def compact(self, session_id: str) -> None:
+        """Summarise the oldest messages of the session (the store's compact, with the summarize it was
+        built with)."""
+        __tracebackhide__ = True
+        if not self.binding.compact_method:
+            raise UsageError("the store has no compact method")
+        self._run_steps(self._invoke(session_id, self.binding.compact_method))
+
+    def consistent(self, session_id: str) -> Any:
+        """What the store's consistent_state says of ``session_id`` (True once its backends agree)."""
+        __tracebackhide__ = True
+        return self._run_steps(self._invoke(session_id, self.binding.consistency_method))
+
+    async def aconsistent(self, session_id: str) -> Any:
+        """:meth:`consistent` as a coroutine of an async store, to poll on the scenario's loop."""
+        __tracebackhide__ = True
+        return await self._await_steps(self._invoke(session_id, self.binding.consistency_method))

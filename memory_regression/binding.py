@@ -1,0 +1,300 @@
+"""Binding a store to the contract: which of its factory's parameters the suite fills, which of its
+members append, load, clear, compact and say whether its backends agree, in which form its append
+takes messages (:class:`AppendForm`, :class:`MessageCodec`), and a framework's store recognised by
+its base class (:mod:`.frameworks`). The result is a :class:`StoreBinding`."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, Callable
+
+from .contract import (APPEND_METHODS, CLEAR_METHODS, COMPACT_METHODS, CONSISTENCY_METHODS, LIST_APPEND_METHODS,
+                       LOAD_METHODS, MESSAGE_PARAMETERS, SUMMARY_IN_WINDOW, UsageError, close_quietly,
+                       contract_parameter, parameter_table)
+from .loader import user_traceback
+
+
+def _find_method(target: Any, override: str | None, candidates: tuple[str, ...], role: str,
+                 required: bool) -> str | None:
+    if override:
+        if not callable(getattr(target, override, None)):
+            raise UsageError(f"the store has no method {override!r} (given as --{role}-method)")
+        return override
+    for name in candidates:
+        if callable(getattr(target, name, None)):
+            return name
+    if required:
+        raise UsageError(
+            f"the store has no {role} method: expected one of {', '.join(candidates)} "
+            f"(or name yours with --{role}-method)")
+    return None
+
+
+class AppendForm(str, Enum):
+    """What append takes besides a session id (none for a store built per session)."""
+
+    ROLE_CONTENT = "(role, content)"
+    MESSAGE = "(message)"
+    MESSAGES = "([message, ...])"
+
+
+@dataclass(frozen=True)
+class MessageCodec:
+    """How whole messages travel to a store and back. ``encode`` makes, from a chat-completions
+    dict, what append takes (a list: one message may be several framework objects); ``decode``
+    makes what load returned readable by :func:`normalize_history`."""
+
+    name: str                             # the message type, as the shape names it
+    encode: Callable[[dict], list]
+    decode: Callable[[Any], Any]
+    carries_fields: bool                  # tool calls, a tool result's id and name, and metadata travel in it
+
+
+ROLE_AND_CONTENT = MessageCodec("role and content", lambda message: [message], lambda raw: raw, False)
+
+
+DICTS = MessageCodec("dict", lambda message: [message], lambda raw: raw, True)
+
+
+def class_codec(cls: type) -> MessageCodec:
+    """Whole messages built as ``cls(role=..., content=..., ...)``: the fields of
+    :data:`MESSAGE_FIELDS` travel only if it takes them (or ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        parameters = {}
+    carries = (any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+               or all(name in parameters for name in ("tool_calls", "tool_call_id")))
+
+    def encode(message: dict) -> list:
+        return [cls(**{k: v for k, v in message.items() if carries or k in ("role", "content")})]
+    return MessageCodec(cls.__name__, encode, lambda raw: raw, carries)
+
+
+@dataclass
+class StoreBinding:
+    """What the suite learned about a store: how to build it and which methods to call."""
+
+    spec: str
+    factory: Callable[..., Any]
+    source_file: Path | None
+    parameters: dict[str, str]           # canonical name -> the factory's own parameter name
+    takes_var_kwargs: bool
+    append_method: str = ""
+    load_method: str = ""                # a method, or (a framework's) property read without a call
+    clear_method: str | None = None
+    compact_method: str | None = None
+    summary_in_window: bool = True       # how the summary of compact counts toward the window (SUMMARY_IN_WINDOW)
+    consistency_method: str | None = None   # consistent_state: whether every backend the store writes agrees
+    is_async: bool = False
+    per_session: bool = False            # built once per session with session_id; methods take no session id
+    append_form: AppendForm = AppendForm.ROLE_CONTENT
+    codec: MessageCodec = field(default=ROLE_AND_CONTENT)
+    framework: str | None = None         # the framework whose interface the store implements
+    unfilled: dict[str, Any] = field(default_factory=dict)   # parameters left at their defaults: name -> default
+
+    def accepts(self, canonical: str) -> bool:
+        return canonical in self.parameters
+
+    @property
+    def takes_whole_messages(self) -> bool:
+        return self.append_form is not AppendForm.ROLE_CONTENT
+
+    @property
+    def shape(self) -> str:
+        """The store's shape in a few words, as reports show it."""
+        keyed = "" if self.per_session else "session_id, "
+        form = self.append_form.value.strip("()")
+        kind = self.framework or (
+            "one object per session" if self.per_session else "one object for all sessions")
+        message = f"; messages as {self.codec.name}" if self.takes_whole_messages and not self.framework else ""
+        return f"{kind}: {self.append_method}({keyed}{form}){message}"
+
+    def build_kwargs(self, values: dict[str, Any]) -> dict[str, Any]:
+        """Keyword arguments for one call of the factory, from canonical values."""
+        if self.takes_var_kwargs:
+            kwargs = dict(values)
+            for canonical, own in self.parameters.items():
+                kwargs.pop(canonical, None)
+                kwargs[own] = values[canonical]
+            return kwargs
+        return {own: values[canonical] for canonical, own in self.parameters.items()}
+
+
+def inspect_parameters(spec: str, factory: Any, mapping: dict[str, str] | None = None
+                       ) -> tuple[dict[str, str], bool, dict[str, Any]]:
+    """Map the factory's parameters onto the contract, by name or by ``mapping`` (``--store-params``:
+    the factory's own name -> a canonical contract name); reject required ones outside it. Returns
+    the map (canonical -> own name), whether it takes ``**kwargs``, and the parameters the suite
+    leaves at their defaults (own name -> default): a window or TTL under another name keeps its
+    default in every scenario, which :mod:`.observe` looks for."""
+    mapping = mapping or {}
+    if not callable(factory):
+        raise UsageError(f"--store {spec!r} names a {type(factory).__name__}, not a class or factory")
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--store {spec!r}: cannot read its signature ({exc})") from None
+    parameters: dict[str, str] = {}
+    unfilled: dict[str, Any] = {}
+    var_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    named = [p.name for p in signature.parameters.values() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    absent = [name for name in mapping if name not in named]
+    if absent and not var_kwargs:
+        raise UsageError(f"--store-params names {', '.join(map(repr, absent))}, which --store {spec!r} does not "
+                         f"take: its parameters are {', '.join(named) or 'none'}")
+    for name in absent:   # passed by that name through **kwargs
+        parameters[mapping[name]] = name
+    for param in signature.parameters.values():
+        if param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
+            continue
+        canonical = mapping.get(param.name) or contract_parameter(param.name)
+        if canonical is None or param.kind is param.POSITIONAL_ONLY:
+            if param.default is param.empty:
+                raise UsageError(
+                    f"--store {spec!r} requires a parameter {param.name!r}, which the contract "
+                    f"does not provide. The suite passes, by name:\n{parameter_table()}\n"
+                    "Give that parameter a default, rename it to one of these, map it with --store-params "
+                    f"{param.name}=NAME, or wrap the store in a factory function.")
+            unfilled[param.name] = param.default
+            continue
+        if canonical in parameters:
+            raise UsageError(
+                f"--store {spec!r} takes both {parameters[canonical]!r} and {param.name!r}, "
+                f"which are the same contract parameter {canonical!r}: keep one")
+        parameters[canonical] = param.name
+    return parameters, var_kwargs, unfilled
+
+
+def bind_store(spec: str, factory: Any, source_file: Path | None,
+               method_overrides: dict[str, str | None],
+               build_probe: Callable[["StoreBinding"], Any], mapping: dict[str, str] | None = None) -> StoreBinding:
+    """Inspect a factory: its parameters (``mapping``: ``--store-params``), then its methods (on the
+    class, or on a probe instance)."""
+    from .frameworks import framework_of   # the frameworks build on the contract
+
+    parameters, var_kwargs, unfilled = inspect_parameters(spec, factory, mapping)
+    binding = StoreBinding(spec=spec, factory=factory, source_file=source_file, parameters=parameters,
+                           takes_var_kwargs=var_kwargs, per_session="session_id" in parameters,
+                           unfilled=unfilled)
+    target = factory if inspect.isclass(factory) else None
+    if target is None:
+        returned = inspect.signature(factory).return_annotation
+        target = returned if inspect.isclass(returned) and returned is not inspect.Signature.empty else None
+    probe = None
+    if target is None:
+        try:
+            probe = build_probe(binding)
+        except (KeyboardInterrupt, UsageError):   # a UsageError says already what to fix
+            raise
+        except BaseException as exc:  # SystemExit included
+            raise UsageError(
+                f"--store {spec!r}: the factory raised while building a store to inspect:\n"
+                f"{user_traceback(exc)}") from None
+        target = probe
+    framework = framework_of(target if inspect.isclass(target) else type(target))
+    if framework is not None:
+        _bind_framework(binding, framework, target, method_overrides)
+    else:
+        binding.append_method = _find_method(target, method_overrides.get("append"), APPEND_METHODS,
+                                             "append", True)
+        binding.load_method = _find_method(target, method_overrides.get("load"), LOAD_METHODS, "load", True)
+        binding.clear_method = _find_method(target, method_overrides.get("clear"), CLEAR_METHODS,
+                                            "clear", False)
+        binding.append_form, binding.codec = _append_form(target, binding.append_method, binding.per_session)
+    binding.compact_method = _find_method(target, None, COMPACT_METHODS, "compact", False)
+    binding.summary_in_window = bool(getattr(target, SUMMARY_IN_WINDOW, True))
+    binding.consistency_method = _find_method(target, None, CONSISTENCY_METHODS, "consistency", False)
+    names = [n for n in (binding.append_method, binding.load_method, binding.clear_method,
+                         binding.compact_method, binding.consistency_method) if n]
+    binding.is_async = any(inspect.iscoroutinefunction(getattr(target, n, None)) for n in names)
+    session = () if binding.per_session else ("session_id",)
+    message = {AppendForm.ROLE_CONTENT: ("role", "content"), AppendForm.MESSAGE: ("message",),
+               AppendForm.MESSAGES: ("messages",)}[binding.append_form]
+    _check_call_shape(spec, target, binding.append_method, "append", session + message)
+    if not binding.framework:   # a framework's load may be a property, or a field of each instance
+        _check_call_shape(spec, target, binding.load_method, "load", session)
+    if binding.clear_method:
+        _check_call_shape(spec, target, binding.clear_method, "clear", session)
+    if binding.compact_method:
+        _check_call_shape(spec, target, binding.compact_method, "compact", session)
+    if binding.consistency_method:
+        _check_call_shape(spec, target, binding.consistency_method, "consistency", session)
+    if probe is not None:
+        close_quietly(probe)
+    return binding
+
+
+def _bind_framework(binding: StoreBinding, framework: Any, target: Any,
+                    method_overrides: dict[str, str | None]) -> None:
+    """A framework's store: its own methods and message objects."""
+    if framework.per_session and not binding.per_session:
+        raise UsageError(f"--store {binding.spec!r} is a {framework.name}, which holds one session: its "
+                         "factory must take session_id (the suite builds one per session)")
+    methods = framework.methods(target if inspect.isclass(target) else type(target))
+    binding.append_method = method_overrides.get("append") or methods.append
+    binding.load_method = method_overrides.get("load") or methods.load
+    binding.clear_method = method_overrides.get("clear") or methods.clear
+    binding.append_form = AppendForm.MESSAGES if methods.append_takes_list else AppendForm.MESSAGE
+    binding.codec = MessageCodec(f"{framework.name} messages", framework.encode, framework.decode, True)
+    binding.framework = framework.name
+
+
+def _call_parameters(target: Any, name: str) -> list[inspect.Parameter] | None:
+    """The parameters a call of ``target.name`` fills (without self), or None if unreadable."""
+    try:
+        params = list(inspect.signature(getattr(target, name)).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if inspect.isclass(target) and params and not isinstance(inspect.getattr_static(target, name),
+                                                             (staticmethod, classmethod)):
+        params = params[1:]  # self
+    return params
+
+
+def _append_form(target: Any, name: str, per_session: bool) -> tuple[AppendForm, MessageCodec]:
+    """How append takes a message, from its name and its parameter after the session id: a list
+    (add_items, add_messages, or a parameter named or annotated so), one whole message (a parameter
+    named message, msg, item or entry, or annotated with a type other than str), else role and
+    content. A whole message is built as the annotated class, else as a dict."""
+    params = _call_parameters(target, name)
+    rest = (params or [])[0 if per_session else 1:]
+    if not rest:
+        return AppendForm.ROLE_CONTENT, ROLE_AND_CONTENT
+    first = rest[0]
+    try:
+        hints = typing.get_type_hints(getattr(target, name))
+    except Exception:   # an annotation that does not resolve is no hint
+        hints = {}
+    annotation = hints.get(first.name, inspect.Parameter.empty)
+    origin = typing.get_origin(annotation)
+    listed = (name in LIST_APPEND_METHODS or first.name in ("messages", "items")
+              or origin in (list, tuple, typing.Sequence, typing.Iterable) or annotation in (list, tuple))
+    if not listed and first.name not in MESSAGE_PARAMETERS and annotation in (str, inspect.Parameter.empty) \
+            and (len(rest) >= 2 or first.kind is first.VAR_POSITIONAL):
+        return AppendForm.ROLE_CONTENT, ROLE_AND_CONTENT
+    message_type = (typing.get_args(annotation) or (Any,))[0] if listed else annotation
+    plain = (message_type is inspect.Parameter.empty or not inspect.isclass(message_type)
+             or typing.is_typeddict(message_type)
+             or issubclass(message_type, (dict, str)) or message_type.__module__ == "typing")
+    codec = DICTS if plain else class_codec(message_type)
+    return (AppendForm.MESSAGES if listed else AppendForm.MESSAGE), codec
+
+
+def _check_call_shape(spec: str, target: Any, name: str, role: str, arguments: tuple[str, ...]) -> None:
+    """The method must accept ``arguments`` positionally and need no others."""
+    if not callable(getattr(target, name, None)):
+        raise UsageError(f"--store {spec!r}: the store has no method {name!r}")
+    params = _call_parameters(target, name)
+    if params is None:
+        return
+    try:
+        inspect.Signature(params).bind(*arguments)
+    except TypeError:
+        raise UsageError(
+            f"--store {spec!r}: {name}{inspect.Signature(params)} cannot be called as {name}({', '.join(arguments)}); "
+            f"give its other parameters defaults, or name another method with --{role}-method") from None
