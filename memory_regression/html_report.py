@@ -10,7 +10,8 @@ import html
 from typing import Any
 
 from .groups import describe_groups
-from .reference import Listing, messages
+from .diagnosis import Listing
+from .reference import messages
 from .reports import (engines_line, figure_label, footprint_cells, headline, latency_cells, size_text,
                       verdicts_differ)
 from .results import LATENCY_OPERATIONS, NO_POINT, RunSummary, ScenarioResult, Status

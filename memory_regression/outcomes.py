@@ -24,7 +24,7 @@ import redis
 from .clients import IDLE_CLOSE_SIGN, idle_close_defect
 from .loader import exception_chain, user_traceback
 from .redaction import Redactor, map_strings
-from .reference import HistoryMismatch
+from .diagnosis import HistoryMismatch
 
 CAPTURE_LIMIT = 64 * 1024        # characters of captured output kept per section of a scenario's report
 DETAILS_LIMIT = 3000             # characters of a traceback kept in a verdict's details

@@ -18,7 +18,7 @@ from .contract import STORE_PARAMETERS, UsageError, contract_parameter
 from .groups import DEFAULT, parse_groups
 from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_profiles
 from .redaction import redact_url
-from .reference import SUFFIX_NAME, Rule, WindowPolicy
+from .reference import Rule, SUFFIX_NAME, WindowPolicy
 from .results import LATENCY_OPERATIONS
 
 

@@ -21,9 +21,9 @@ import pytest
 
 from memory_regression.contract import Message
 from memory_regression.conversations import numbered_messages, sized_text, window_turns
-from memory_regression.reference import (HistoryMismatch, Window, compacted_window, compaction_problem, count_window,
-                                         diagnose, expected_after_compaction, messages, summarised, summarize,
-                                         token_budget, window_problem)
+from memory_regression.diagnosis import HistoryMismatch, compaction_problem, diagnose, window_problem
+from memory_regression.reference import (Window, compacted_window, count_window, expected_after_compaction, messages,
+                                         summarised, summarize, token_budget)
 
 SESSION = "compacted"
 BEFORE = 8          # messages in the session before its first compaction

@@ -16,7 +16,8 @@ import pytest
 from memory_regression.capabilities import Guarantee
 from memory_regression.contract import Message
 from memory_regression.conversations import equal_cost
-from memory_regression.reference import SUFFIX, burst, check_burst, foreign_or_repeated, listed, messages, out_of_run
+from memory_regression.bursts import burst, check_burst, foreign_or_repeated, listed, out_of_run
+from memory_regression.reference import SUFFIX, messages
 
 WRITERS = 4
 EACH = 25            # messages per writer: the unwindowed burst is 100 appends

@@ -9,7 +9,7 @@ import pytest
 from memory_regression.contract import Message
 from memory_regression.conversations import (TRICKY_CONTENTS, TRICKY_SESSION_IDS, numbered_messages,
                                              tricky_messages)
-from memory_regression.reference import HistoryMismatch, assert_history, fresh_instance_loads
+from memory_regression.diagnosis import HistoryMismatch, assert_history, fresh_instance_loads
 
 FAST_APPENDS = 400
 FAST_BUDGET_S = 10     # a correct store on a real server appends the 400 in a fraction of a second

@@ -4,7 +4,8 @@ last N messages (under the default, suffix: exactly the last N)."""
 import pytest
 
 from memory_regression.conversations import check_points, window_turns
-from memory_regression.reference import HistoryMismatch, count_window, expected_count_window, window_problem
+from memory_regression.diagnosis import HistoryMismatch, window_problem
+from memory_regression.reference import count_window, expected_count_window
 
 
 @pytest.mark.requires("count-window")

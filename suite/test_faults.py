@@ -19,7 +19,7 @@ import pytest
 from memory_regression.contract import Message
 from memory_regression.conversations import numbered_messages
 from memory_regression.proxy import WRITE_COMMANDS, ReplyDroppingProxy
-from memory_regression.reference import assert_history, fresh_instance_loads, lost_after
+from memory_regression.diagnosis import assert_history, fresh_instance_loads, lost_after
 
 # appended in turns; the store's connections are killed before each turn after the first, and before
 # each load

@@ -18,7 +18,7 @@ import random
 import pytest
 
 from memory_regression.contract import Message
-from memory_regression.reference import diagnose
+from memory_regression.diagnosis import diagnose
 
 REAL_SERVER = "maxmemory, out-of-memory errors and eviction"
 

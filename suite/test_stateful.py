@@ -25,7 +25,8 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 
 from memory_regression.capabilities import Capability
 from memory_regression.contract import Message
-from memory_regression.reference import assert_history, expected_count_window, fresh_instance_loads
+from memory_regression.diagnosis import assert_history, fresh_instance_loads
+from memory_regression.reference import expected_count_window
 
 SESSIONS = ("s1", "s1:2")     # ids sharing a prefix, as a glob or a careless key scheme would merge them
 INSTANCES = (0, 1)

@@ -6,7 +6,8 @@ import functools
 import pytest
 
 from memory_regression.conversations import check_points, token_conversation
-from memory_regression.reference import HistoryMismatch, expected_token_window, token_budget, window_problem
+from memory_regression.diagnosis import HistoryMismatch, window_problem
+from memory_regression.reference import expected_token_window, token_budget
 
 
 @pytest.mark.requires("token-window")

@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_regression.contract import Message
-from memory_regression.reference import (POLICIES, SUFFIX, WindowPolicy, compacted_window, compaction_problem,
-                                         count_window, diagnose, expected_count_window, expected_token_window,
-                                         fresh_instance_loads, lost_after, summarised, summarize, token_budget,
-                                         window_problem)
+from memory_regression.diagnosis import compaction_problem, diagnose, fresh_instance_loads, lost_after, window_problem
+from memory_regression.reference import (POLICIES, SUFFIX, WindowPolicy, compacted_window, count_window,
+                                         expected_count_window, expected_token_window, summarised, summarize,
+                                         token_budget)
 
 contents = st.lists(st.text(alphabet="abcdefgh ", min_size=0, max_size=12), min_size=0, max_size=12,
                     unique=True)
@@ -345,7 +345,7 @@ def test_the_summary_counts_toward_the_window_unless_the_store_says_otherwise():
 def test_a_lost_repeat_is_a_lost_message_of_a_repeat():
     """Of a message that comes twice in a row, a history holding it once has lost one: counted as a
     multiset, and said to be a repeat."""
-    from memory_regression.reference import diagnose, unmatched
+    from memory_regression.diagnosis import diagnose, unmatched
     hello, again = Message("user", "hello"), Message("user", "continue")
     appended = [hello, again, again]
     assert unmatched(appended, [hello, again]) == [again]
