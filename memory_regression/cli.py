@@ -327,7 +327,7 @@ class Runner:
     def finish(self) -> int:
         """Write what is left to write, hand the files over, publish on GitHub, and say the status:
         an error on stderr, a listing on stdout."""
-        from . import github, reports
+        from . import github, renderings, reports
         from .redaction import Redactor
         from .results import ExitCode, RunSummary, Status
 
@@ -352,7 +352,7 @@ class Runner:
         listed = self.listing and summary.status is Status.NOT_RUN and bool(summary.results)
         if listed:
             try:
-                print(reports.render_listing(summary), flush=True)
+                print(renderings.render_listing(summary), flush=True)
             except BrokenPipeError:   # piped into head: the rest is not wanted, and not an error
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
@@ -365,12 +365,12 @@ class Runner:
     def unwritten(self, files: list[str]) -> int:
         """GitHub's files could not be written after the reports were: the reports are written again
         to say so (status "report error"), and that is the exit status."""
-        from . import github, reports
+        from . import github, renderings, reports
         from .redaction import Redactor
         from .results import Status
 
         if self.summary.status is not Status.REPORT_ERROR:
-            self.summary.message = reports.unwritten_verdict(self.summary, files)
+            self.summary.message = renderings.unwritten_verdict(self.summary, files)
             self.summary.status = Status.REPORT_ERROR
             reports.write_all(self.summary, self.paths, self.redactor or Redactor(), github.workspace_dir(self.environ))
         print(f"memory-regression: {self.summary.status}: {self.summary.message}", file=sys.stderr, flush=True)

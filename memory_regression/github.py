@@ -20,7 +20,7 @@ import shlex
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
-from .reports import ReportPaths, relative_path
+from .reports import relative_path, ReportPaths
 from .results import RunSummary, Status
 
 MAX_ANNOTATIONS = 10          # GitHub shows 10 errors (and 10 warnings) per step and drops the rest

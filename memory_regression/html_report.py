@@ -12,8 +12,7 @@ from typing import Any
 from .groups import describe_groups
 from .diagnosis import Listing
 from .reference import messages
-from .reports import (engines_line, figure_label, footprint_cells, headline, latency_cells, size_text,
-                      verdicts_differ)
+from .renderings import engines_line, figure_label, footprint_cells, headline, latency_cells, size_text, verdicts_differ
 from .results import LATENCY_OPERATIONS, NO_POINT, RunSummary, ScenarioResult, Status
 
 STYLE = """<style>

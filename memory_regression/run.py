@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import pytest
 
-from . import html_report, reports
+from . import html_report, renderings, reports
 from .backend import BackendError, BackendUsageError
 from .engines import Engines, open_engines
 from .capabilities import Capability, Guarantee, conformance_level
@@ -255,7 +255,7 @@ class SuiteRun:
         if bound is None or terminal is None:
             return
         self.announced = True
-        for line in reports.observed_lines(bound["unfilled"], bound["observations"]):
+        for line in renderings.observed_lines(bound["unfilled"], bound["observations"]):
             terminal.write_line(self.redactor.text(line))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -429,7 +429,7 @@ class SuiteRun:
         junit = None if cut else self.pytest_junit   # pytest's junit.xml, unless its writing failed
         unwritten = self.unwritten + reports.write_all(self.summary, self.paths, self.redactor, self.source_root, junit)
         if unwritten and self.summary.status is not Status.REPORT_ERROR:
-            self.summary.message = reports.unwritten_verdict(self.summary, unwritten)
+            self.summary.message = renderings.unwritten_verdict(self.summary, unwritten)
             self.summary.status = Status.REPORT_ERROR
             reports.write_all(self.summary, self.paths, self.redactor, self.source_root, junit)
         self.written = (self.summary.status, self.summary.message)
@@ -438,7 +438,7 @@ class SuiteRun:
         if self.listing:
             return    # the runner prints the listing
         terminalreporter.write_sep("=", "memory regression summary")
-        terminalreporter.write_line(reports.render_terminal(self.summary))
+        terminalreporter.write_line(renderings.render_terminal(self.summary))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_report_title(self, report: Any) -> None:

@@ -237,12 +237,12 @@ def test_a_single_engine_summary_has_no_engine_fields():
 
 
 def test_renderings_flag_the_differing_cells():
-    from memory_regression import github, reports
+    from memory_regression import github, renderings
     summary = engines_summary()
-    terminal = reports.render_terminal(summary)
+    terminal = renderings.render_terminal(summary)
     assert "THE ENGINES DIFFER on 2 scenarios:" in terminal and "⚠️ FAIL/pass" in terminal
     assert "pass/skip" in terminal and "⚠️ pass/skip" not in terminal
-    markdown = reports.render_markdown(summary)
+    markdown = renderings.render_markdown(summary)
     assert "> ⚠️ **The engines differ on 2 scenarios:**" in markdown
     assert "| core | `test_a` | ⚠️ ❌ ✅ |  |" in markdown
     [first, *_] = github.annotations(summary, ROOT)

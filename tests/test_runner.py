@@ -585,7 +585,7 @@ def test_a_report_dir_another_run_makes_meanwhile_is_used(tmp_path, monkeypatch)
     """Two runs sharing a new report directory race to create it: the one that loses goes on."""
     from pathlib import Path
 
-    from memory_regression.reports import ReportPaths, prepare_report_dir
+    from memory_regression.reports import prepare_report_dir, ReportPaths
 
     make = Path.mkdir
 

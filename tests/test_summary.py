@@ -19,8 +19,8 @@ from memory_regression.binding import bind_store
 from memory_regression.loader import load_object
 from memory_regression.groups import describe_groups, scenario_group
 from memory_regression.redaction import Redactor
-from memory_regression.reports import (SUMMARY_MD_LIMIT, ReportPaths, place_junit_cases, render_markdown,
-                                       render_terminal, size_text, suite_name, write_all)
+from memory_regression.renderings import render_markdown, render_terminal, size_text, SUMMARY_MD_LIMIT
+from memory_regression.reports import place_junit_cases, ReportPaths, suite_name, write_all
 from memory_regression.results import NO_POINT, ExitCode, Outcome, RunSummary, ScenarioResult, Status
 from tests.conftest import ROOT
 
