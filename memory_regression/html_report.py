@@ -9,6 +9,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+import pytest
+
 from .groups import describe_groups
 from .diagnosis import Listing
 from .reference import messages
@@ -266,3 +268,23 @@ def plain_log(report: Any, log: list[str]) -> None:
         shown = {line.strip() for line in Listing(**verdict["listing"]).text().splitlines() if line.strip()}
         kept = [line for line in report.longreprtext.splitlines() if line.removeprefix("E").strip() not in shown]
         log[0] = html.escape("\n".join([*kept, "(the expected and actual histories are in the table above)"])) + "\n"
+
+
+class HtmlHooks:
+    """pytest-html's hooks for a run whose verdict is ``summary`` (the runner registers it): the
+    title, the verdict and matrix above the table, and each row's log without what the row shows."""
+
+    def __init__(self, summary: RunSummary):
+        self.summary = summary
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_report_title(self, report: Any) -> None:
+        report.title = "Memory regression report"
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(self, prefix: list, summary: list, postfix: list) -> None:
+        prefix.extend(html_summary(self.summary))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_html(self, report: pytest.TestReport, data: list) -> None:
+        plain_log(report, data)

@@ -106,3 +106,9 @@ def load_object(spec: str, workdir: Path, what: str = "store") -> tuple[Any, Pat
             f"(it defines: {', '.join(public) or 'nothing public'})") from None
     source = getattr(module, "__file__", None)
     return obj, Path(source).resolve() if source else None
+
+
+def raised_in(exc: BaseException, package: str) -> bool:
+    """Whether a frame of ``package`` raised ``exc`` (or passed it on)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return any(f"{os.sep}{package}{os.sep}" in frame.filename for frame in frames)

@@ -197,3 +197,11 @@ def missing_module_message(command: str, module: str) -> str:
             f"test lacks: run the suite against a server with {module} (Redis Stack, or Redis 8 with "
             "its modules) with --redis redis://HOST:PORT/DB; in GitHub Actions, start one as a "
             "services: container and pass its URL as the redis input")
+
+
+def add_to_verdict(report: pytest.TestReport, note: str) -> None:
+    """Add ``note`` to a failure's message, in the verdict and in the text junit.xml shows."""
+    verdict = getattr(report, "memory_verdict", None) or {"message": report.longreprtext, "details": ""}
+    message = f"{verdict['message']}; {note}"
+    report.memory_verdict = {**verdict, "message": message}
+    report.longrepr = "\n".join(filter(None, [message, verdict["details"]]))

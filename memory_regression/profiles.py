@@ -227,3 +227,9 @@ def load_profiles(spec: str, workdir: Path) -> list[ModelProfile]:
         seen.add(profile.name)
     return profiles
 
+
+def profile_fields(profile: ModelProfile) -> dict[str, Any]:
+    return {"name": profile.name, "context_tokens": profile.context_tokens,
+            "reserved_output_tokens": profile.reserved_output_tokens,
+            "per_message_overhead": profile.per_message_overhead, "max_tokens": profile.max_tokens,
+            "counter": profile.tokenizer}

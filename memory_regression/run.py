@@ -16,7 +16,6 @@ import signal
 import tempfile
 import threading
 import time
-import traceback
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,11 +27,13 @@ from .engines import Engines, open_engines
 from .capabilities import Capability, Guarantee, conformance_level
 from .interrupts import INTERRUPTS
 from .leftovers import become_subreaper, children, end_leftovers
-from .profiles import ModelProfile
-from .groups import scenario_group
+from .profiles import profile_fields
 from .redaction import Redactor, map_strings
 from .results import Outcome, RunSummary, ScenarioResult, Status
 from .settings import Settings
+from .loader import raised_in
+from .nodeids import engine_of, report_order, scenario_from_nodeid
+from .outcomes import add_to_verdict
 from .supervisor import DirectChannel, Supervisor
 from .verdict import RunFacts, verdict
 from .worker import ScenarioWorker
@@ -141,6 +142,7 @@ class SuiteRun:
         self.supervisor = Supervisor(self.settings.scenario_timeout, self.settings.call_timeout,
                                      in_process=not self.workers)
         self.supervisor.start()
+        config.pluginmanager.register(html_report.HtmlHooks(self.summary), "memory-regression-html")
         if not self.workers and self.stopped is None:
             config.pluginmanager.register(
                 ScenarioWorker(self.settings, self.engines.endpoints(0), DirectChannel(self.supervisor),
@@ -294,10 +296,10 @@ class SuiteRun:
         check = self.engines.check()
         if check.note and check.usable:
             self.held = (check.note, report.nodeid, time.time())
-            _add_to_verdict(report, check.note)
+            add_to_verdict(report, check.note)
         elif check.usable and self.held and 0 < report.start < self.held[2]:
             note, nodeid, _found = self.held   # a failure of a scenario that ran while the store held the server
-            _add_to_verdict(report, f"while it ran, the server was held ({nodeid} failed then): {note}")
+            add_to_verdict(report, f"while it ran, the server was held ({nodeid} failed then): {note}")
         elif not check.usable and check.by_store:
             self.stop(Status.FAILED, f"the store made the Redis server unusable during {report.nodeid}: {check.note}; "
                                      "the scenarios after it did not run")
@@ -364,7 +366,7 @@ class SuiteRun:
         try:
             return (yield)
         except OSError as exc:
-            in_html = _raised_in(exc, "pytest_html")
+            in_html = raised_in(exc, "pytest_html")
             self.unwritten.append(f"{(self.paths.html if in_html else self.paths.junit).name}: {exc.strerror or exc}")
             if not in_html and hasattr(self.config.option, "htmlpath"):   # pytest-html writes after junitxml
                 self.unwritten.append(f"{self.paths.html.name}: not written, as junit.xml failed before it")
@@ -440,18 +442,6 @@ class SuiteRun:
         terminalreporter.write_sep("=", "memory regression summary")
         terminalreporter.write_line(renderings.render_terminal(self.summary))
 
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_html_report_title(self, report: Any) -> None:
-        report.title = "Memory regression report"
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_html_results_summary(self, prefix: list, summary: list, postfix: list) -> None:
-        prefix.extend(html_report.html_summary(self.summary))
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_html_results_table_html(self, report: pytest.TestReport, data: list) -> None:
-        html_report.plain_log(report, data)
-
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self) -> None:
         self.conclude()
@@ -481,47 +471,3 @@ class SuiteRun:
             self.engines.stop()
 
 
-def _raised_in(exc: BaseException, package: str) -> bool:
-    """Whether a frame of ``package`` raised ``exc`` (or passed it on)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    return any(f"{os.sep}{package}{os.sep}" in frame.filename for frame in frames)
-
-
-def _add_to_verdict(report: pytest.TestReport, note: str) -> None:
-    """Add ``note`` to a failure's message, in the verdict and in the text junit.xml shows."""
-    verdict = getattr(report, "memory_verdict", None) or {"message": report.longreprtext, "details": ""}
-    message = f"{verdict['message']}; {note}"
-    report.memory_verdict = {**verdict, "message": message}
-    report.longrepr = "\n".join(filter(None, [message, verdict["details"]]))
-
-
-def profile_fields(profile: ModelProfile) -> dict[str, Any]:
-    return {"name": profile.name, "context_tokens": profile.context_tokens,
-            "reserved_output_tokens": profile.reserved_output_tokens,
-            "per_message_overhead": profile.per_message_overhead, "max_tokens": profile.max_tokens,
-            "counter": profile.tokenizer}
-
-
-def report_order(nodeids: list[str]) -> dict[str, int]:
-    """Where each scenario goes in the reports: the suite's files in order (the workers run the
-    ``starts_first`` scenarios first, which puts them first within their file)."""
-    ordered = sorted(nodeids, key=lambda nodeid: nodeid.partition("::")[0])
-    return {nodeid: index for index, nodeid in enumerate(ordered)}
-
-
-def engine_of(nodeid: str, engines: list[str]) -> str:
-    """The engine a scenario's id ends in (``test_x[N=5-fakeredis]``), "" with a single engine."""
-    for name in engines:
-        if name and (nodeid.endswith(f"-{name}]") or nodeid.endswith(f"[{name}]")):
-            return name
-    return ""
-
-
-def scenario_from_nodeid(nodeid: str, engine: str = "") -> dict[str, Any]:
-    """What can be said of a scenario no worker described (it crashed before it started)."""
-    path, _, name = nodeid.partition("::")
-    scenario, _, point = name.partition("[")
-    point = point.rstrip("]")
-    if engine:
-        point = point.removesuffix(engine).removesuffix("-")
-    return {"scenario": scenario, "group": scenario_group(path), "point": point, "requires": [], "engine": engine}
