@@ -1,5 +1,6 @@
 """The runner's contract: exit statuses, bad input, the Redis choices, and well-formed reports."""
 
+import contextlib
 import json
 import os
 import resource
@@ -169,16 +170,22 @@ def test_report_dir_that_is_a_file(run_suite, tmp_path):
     assert (tmp_path / "taken").read_text() == "not a directory"
 
 
-def test_report_dir_on_a_read_only_file_system(run_suite, tmp_path):
-    mount = tmp_path / "read-only"
+@contextlib.contextmanager
+def tmpfs(mount, options):
+    """A tmpfs mounted at ``mount`` for the test's length (a read-only one, a small one); the test is
+    skipped where it cannot be mounted (mounting needs root)."""
     mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(mount)],
-                      capture_output=True).returncode != 0:
-        pytest.skip("cannot mount a read-only file system here (needs root)")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip(f"cannot mount a tmpfs with {options} here (needs root)")
     try:
-        result = run_suite("--store", GOOD, report_dir=mount / "reports", expect_reports=False)
+        yield mount
     finally:
         subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_report_dir_on_a_read_only_file_system(run_suite, tmp_path):
+    with tmpfs(tmp_path / "read-only", "ro,size=1m") as mount:
+        result = run_suite("--store", GOOD, report_dir=mount / "reports", expect_reports=False)
     assert result.exit_code == 2, result.output
     assert "cannot be written: Read-only file system" in result.output
 
@@ -187,17 +194,10 @@ def test_a_full_disk_is_a_report_error_that_keeps_the_verdict(run_suite, tmp_pat
     """The report directory on a file system too small for report.html: pytest-html's write fails
     (ENOSPC). No traceback; the cut report.html is removed; the files that fit say which one is
     missing and why, with the verdict the run reached; exit 2, not the store's pass or failure."""
-    mount = tmp_path / "small"
-    mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32k", "tmpfs", str(mount)],
-                      capture_output=True).returncode != 0:
-        pytest.skip("cannot mount a small file system here (needs root)")
-    try:
+    with tmpfs(tmp_path / "small", "size=32k") as mount:
         result = run_suite("--store", GOOD, "-k", "round_trip or fresh", report_dir=mount)
         written = sorted(path.name for path in mount.iterdir())
         summary = result.summary
-    finally:
-        subprocess.run(["umount", str(mount)], check=True)
     assert result.exit_code == 2, result.output
     assert written == ["junit.xml", "summary.json", "summary.md"], written
     assert summary["status"] == "report error"
