@@ -7,6 +7,7 @@ Skips where no engine answers; fails instead when REQUIRE_DOCKER=1 (as in CI). T
 """
 
 import os
+import re
 import subprocess
 import sys
 
@@ -14,6 +15,9 @@ import pytest
 from junitparser import JUnitXml
 
 from tests.conftest import ROOT, read_outputs
+from tests.stores.server import CAUGHT_BY as SERVER_CAUGHT_BY
+from tests.stores.shapes import DecodesBytes
+from tests.test_corpus import declared_cause
 
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")  # read when testcontainers is imported
 IMAGE = os.environ.get("MEMORY_REGRESSION_IMAGE", "memory-regression:test")
@@ -223,3 +227,44 @@ def test_image_leaves_out_tests_and_bench(docker_client):
     labels = docker_client.images.get(IMAGE).labels
     for key in ("source", "version", "description"):
         assert labels.get(f"org.opencontainers.image.{key}"), key
+
+
+def run_corpus_store(client, tmp_path, store, *args):
+    """A store of tests/stores/ run in the image, as its users get it (its Python, its redis-server);
+    returns the container's end and its summary.json."""
+    import json
+    out = tmp_path / "out"
+    out.mkdir()
+    finished = run_container(client, ["--store", f"{store.__module__}:{store.__name__}", "--report-dir",
+                                      "/workspace/out/reports", *args],
+                             mounts={ROOT / "tests": "/workspace/tests", out: "/workspace/out"}, workdir="/workspace")
+    return finished, json.loads((out / "reports" / "summary.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("store", sorted(SERVER_CAUGHT_BY, key=lambda c: c.__name__), ids=lambda c: c.__name__)
+def test_the_server_dependent_corpus_on_the_images_python_and_redis(docker_client, tmp_path, store):
+    """The broken stores whose bug shows only through the server's own behaviour (memory limits,
+    eviction, restarts) are caught by their scenarios on the server the image ships (Redis 8, where
+    a transaction under memory pressure aborts as it is queued, as Redis 7's does not), each failure
+    naming the cause as on the development machine's Redis 7."""
+    expected = set(SERVER_CAUGHT_BY[store])
+    finished, summary = run_corpus_store(docker_client, tmp_path, store, "-k", " or ".join(expected))
+    assert finished.status == 1, finished.logs
+    failures = {f["scenario"]: f["message"] for f in summary["failures"]}
+    assert set(failures) == expected, finished.logs
+    _kind, patterns = declared_cause(store)
+    for scenario, message in failures.items():
+        assert re.search(patterns[scenario], message), (store.__name__, message)
+    assert summary["backend"].startswith(("redis 8", "valkey")), summary["backend"]
+
+
+def test_a_hint_worded_by_python_itself_stays_ours_on_the_images_python(docker_client, tmp_path):
+    """Python 3.12 and later add "Did you mean: 'encode'?" to the AttributeError of a store that
+    decodes the suite's str replies: the verdict gives the suite's hint in its place, on the image's
+    Python as on the development machine's."""
+    finished, summary = run_corpus_store(docker_client, tmp_path, DecodesBytes, "-k", "round_trip")
+    assert finished.status == 1, finished.logs
+    [failure] = summary["failures"]
+    assert failure["message"].startswith("the store raised AttributeError: 'str' object has no attribute 'decode' "
+                                         "(the store decodes bytes"), failure["message"]
+    assert "Did you mean" not in failure["message"]
