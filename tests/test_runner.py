@@ -14,6 +14,8 @@ import pytest
 from junitparser import JUnitXml
 from junitparser.xunit2 import JUnitXml as JUnitXml2
 
+from memory_regression.contract import UsageError
+from memory_regression.settings import Settings
 from tests.conftest import ROOT, RedisServer
 
 GOOD = "tests.stores.correct:ListStore"
@@ -97,14 +99,29 @@ def test_method_overrides(run_suite):
     assert result.exit_code == 0, result.output
 
 
-@pytest.mark.parametrize("sizes", ["5,x", "0", "5,5", "", "²", "5,1e3"])
-def test_bad_window_sizes(run_suite, sizes):
-    assert_usage_error(run_suite("--store", GOOD, "--window-sizes", sizes), "--window-sizes")
+def settings_error(tmp_path, **values):
+    """The usage error Settings.from_mapping raises for ``values`` (the runner's checks of its options,
+    made before anything starts), as the runner prints it."""
+    with pytest.raises(UsageError) as raised:
+        Settings.from_mapping({"store": GOOD, **values}, tmp_path)
+    return str(raised.value)
 
 
-def test_unknown_profile(run_suite):
+def test_a_bad_option_is_a_usage_error_with_reports_and_no_traceback(run_suite):
+    """One bad value end to end: exit 2, the message on the way out, every report but the HTML one
+    written, no traceback of ours. The values' own checks are the unit tests below."""
     assert_usage_error(run_suite("--store", GOOD, "--model-profiles", "gpt-9"), "unknown profile gpt-9",
                        "small-4k")
+
+
+@pytest.mark.parametrize("sizes", ["5,x", "0", "5,5", "", "²", "5,1e3"])
+def test_bad_window_sizes(tmp_path, sizes):
+    assert "--window-sizes" in settings_error(tmp_path, window_sizes=sizes)
+
+
+def test_unknown_profile(tmp_path):
+    message = settings_error(tmp_path, model_profiles="gpt-9")
+    assert "unknown profile gpt-9" in message and "small-4k" in message
 
 
 @pytest.mark.parametrize("content, phrase", [
@@ -114,9 +131,9 @@ def test_unknown_profile(run_suite):
     ("profiles:\n  - name: x\n    context_tokens: 100\n    reserved_output_tokens: 100\n",
      "must exceed reserved_output_tokens"),
 ])
-def test_bad_profile_yaml(run_suite, tmp_path, content, phrase):
+def test_bad_profile_yaml(tmp_path, content, phrase):
     (tmp_path / "profiles.yaml").write_text(content)
-    assert_usage_error(run_suite("--store", GOOD, "--model-profiles", str(tmp_path / "profiles.yaml")), phrase)
+    assert phrase in settings_error(tmp_path, model_profiles=str(tmp_path / "profiles.yaml"))
 
 
 def test_profiles_from_yaml(run_suite, tmp_path):
@@ -141,25 +158,26 @@ def test_profiles_from_yaml(run_suite, tmp_path):
     *(("--scenario-timeout", timeout) for timeout in ("soon", "inf", "nan", "0", "-5", "1e400")),
     ("--call-timeout", "soon"), ("--call-timeout", "0"), ("--consistency-timeout", "soon"),
     ("--consistency-timeout", "-1")])
-def test_bad_timeout(run_suite, flag, timeout):
-    assert_usage_error(run_suite("--store", GOOD, flag, timeout), f"{flag} {timeout!r}: give a number of seconds")
+def test_bad_timeout(tmp_path, flag, timeout):
+    message = settings_error(tmp_path, **{flag.removeprefix("--").replace("-", "_"): timeout})
+    assert f"{flag} {timeout!r}: give a number of seconds" in message
 
 
-def test_profiles_file_that_is_not_utf8(run_suite, tmp_path):
+def test_profiles_file_that_is_not_utf8(tmp_path):
     (tmp_path / "profiles.yaml").write_bytes("profiles:\n  - name: caf\xe9\n".encode("latin-1"))
-    assert_usage_error(run_suite("--store", GOOD, "--model-profiles", str(tmp_path / "profiles.yaml")),
-                       "is not UTF-8 text", "save it as UTF-8")
+    message = settings_error(tmp_path, model_profiles=str(tmp_path / "profiles.yaml"))
+    assert "is not UTF-8 text" in message and "save it as UTF-8" in message
 
 
-def test_unknown_tokenizer_in_a_profile(run_suite, tmp_path):
+def test_unknown_tokenizer_in_a_profile(tmp_path):
     (tmp_path / "profiles.yaml").write_text("profiles:\n  - name: x\n    context_tokens: 900\n"
                                             "    tokenizer: gpt5-tokenizer\n")
-    assert_usage_error(run_suite("--store", GOOD, "--model-profiles", str(tmp_path / "profiles.yaml")),
-                       "unknown tokenizer 'gpt5-tokenizer'", "cl100k_base")
+    message = settings_error(tmp_path, model_profiles=str(tmp_path / "profiles.yaml"))
+    assert "unknown tokenizer 'gpt5-tokenizer'" in message and "cl100k_base" in message
 
 
-def test_unknown_token_counter(run_suite):
-    assert_usage_error(run_suite("--store", GOOD, "--token-counter", "letters"), "unknown tokenizer 'letters'")
+def test_unknown_token_counter(tmp_path):
+    assert "unknown tokenizer 'letters'" in settings_error(tmp_path, token_counter="letters")
 
 
 def test_report_dir_that_is_a_file(run_suite, tmp_path):
