@@ -16,6 +16,7 @@ import memory_regression
 from memory_regression.cli import pip_arguments
 from memory_regression.contract import UsageError
 from memory_regression.groups import ALL, describe_groups, known_groups, parse_groups
+from memory_regression.profiles import BUILTIN_PROFILES, resolve_counter
 from memory_regression.settings import Settings, parse_latency_budget, parse_window_policy
 from tests.conftest import ENTRYPOINT, ROOT, read_outputs
 
@@ -361,20 +362,30 @@ def raises(content):
 """
 
 
-@pytest.mark.parametrize("name, said", [
-    ("floats", "returned 6.25 for 'Hello, how are you today?': it must return the message's cost as a whole number"),
-    ("negative", "returned -1 for"), ("text", "returned '12' for"),
-    ("raises", "raised on 'Hello, how are you today?': ValueError: no model")])
-def test_a_token_counter_is_tried_before_the_run(tmp_path, name, said):
+COUNTER_FAULTS = {
+    "floats": "returned 6.25 for 'Hello, how are you today?': it must return the message's cost as a whole number",
+    "negative": "returned -1 for", "text": "returned '12' for",
+    "raises": "raised on 'Hello, how are you today?': ValueError: no model"}
+
+
+def test_a_token_counter_is_tried_before_the_run(tmp_path):
     """A counter that returns no whole number of tokens of at least 0, or raises, is a usage error
-    before any scenario runs, not a correct store failing on its counts."""
+    before any scenario runs, not a correct store failing on its counts: end to end for one."""
     (tmp_path / "counters.py").write_text(COUNTERS)
     store = ROOT / "examples" / "stores" / "token_window.py"
-    done = runner("--store", f"{store}:TokenWindowStore", "--token-counter", f"counters.py:{name}",
+    done = runner("--store", f"{store}:TokenWindowStore", "--token-counter", "counters.py:floats",
                   "--report-dir", str(tmp_path / "reports"), cwd=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
-    assert f"--token-counter 'counters.py:{name}' {said}" in done.stderr, done.stderr
+    assert f"--token-counter 'counters.py:floats' {COUNTER_FAULTS['floats']}" in done.stderr, done.stderr
     assert json.loads((tmp_path / "reports" / "summary.json").read_text())["totals"]["total"] == 0
+
+
+@pytest.mark.parametrize("name", sorted(COUNTER_FAULTS))
+def test_each_way_a_token_counter_fails_is_said(tmp_path, name):
+    (tmp_path / "counters.py").write_text(COUNTERS)
+    with pytest.raises(UsageError) as raised:
+        resolve_counter(BUILTIN_PROFILES["small-4k"], f"counters.py:{name}", tmp_path)
+    assert f"--token-counter 'counters.py:{name}' {COUNTER_FAULTS[name]}" in str(raised.value)
 
 
 def test_window_sizes_and_budgets_are_bounded(tmp_path):
