@@ -56,9 +56,11 @@ def test_no_process_but_the_workers_can_speak_for_the_run(run_suite, tmp_path, u
                                user=user, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={"PATH": "/usr/bin:/bin"})
     try:
-        # a broken store that loses every message; a run of several seconds, past the scenario timeout
-        # after which the runner would kill a "worker" that said hello and never ended a scenario
-        result = run_suite("--store", "tests.stores.broken:SilentCap", "--groups", "core,count-window,ttl",
+        # a broken store whose window keeps one message too many, caught however loaded the machine
+        # (a cap would show only if enough appends fit in the budget); a run of several seconds (the
+        # expiry scenarios wait 3 s), past the scenario timeout after which the runner would kill a
+        # "worker" that said hello and never ended a scenario
+        result = run_suite("--store", "tests.stores.broken:OffByOneTrim", "--groups", "core,count-window,ttl,expiry",
                            "--scenario-timeout", "3", env={"TMPDIR": str(tmpdir)})
     finally:
         spoofer.send_signal(signal.SIGTERM)
@@ -66,7 +68,7 @@ def test_no_process_but_the_workers_can_speak_for_the_run(run_suite, tmp_path, u
     try:
         assert result.exit_code == 1, result.output
         assert result.summary["status"] == "failed" and "SPOOFED" not in result.output, result.output
-        assert result.failing_scenarios() == {"test_no_silent_cap"}, result.output
+        assert result.failing_scenarios() == {"test_count_window_keeps_last_n"}, result.output
         assert victim.poll() is None, "the runner signalled a process that is not its worker"
         if user:
             assert "reached" not in reached, f"another user reached the run's socket: {reached}"
