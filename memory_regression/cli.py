@@ -48,7 +48,8 @@ def _parser(options: Any, contract: str) -> argparse.ArgumentParser:
         epilog=f"The store contract:\n{contract}\n\n"
                "Everything after -- goes to pytest (for example: -- -n 0 --pdb). Inside a GitHub Action, "
                "inputs named\nlike the flags (window-sizes, pytest-args, ...) fill in the flags not given.\n"
-               "Exit status: 0 passed, 1 failed, 2 usage error, 3 Redis unavailable, 130 interrupted.")
+               "Exit status: 0 passed, 1 failed (or did not finish), 2 usage error (or reports not written),\n"
+               "3 Redis unavailable, 130 interrupted.")
     parser.add_argument("-h", "--help", action="store_true", help="show this help and exit")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("--list", action="store_true",
