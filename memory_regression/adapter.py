@@ -176,26 +176,38 @@ class StoreAdapter:
         __tracebackhide__ = True
         return await self._await_steps(self._load(session_id))
 
+    def _member(self, role: str) -> str:
+        name = self.binding.members[role]
+        if not name:
+            raise UsageError(f"the store has no {role} method")
+        return name
+
+    def call(self, role: str, session_id: str) -> Any:
+        """Call the store's optional member ``role`` (contract.OPTIONAL_MEMBERS) for ``session_id``."""
+        __tracebackhide__ = True
+        return self._run_steps(self._invoke(session_id, self._member(role)))
+
+    async def acall(self, role: str, session_id: str) -> Any:
+        """:meth:`call` as a coroutine of an async store, to run beside others on the scenario's loop."""
+        __tracebackhide__ = True
+        return await self._await_steps(self._invoke(session_id, self._member(role)))
+
     def clear(self, session_id: str) -> None:
         __tracebackhide__ = True
-        if not self.binding.clear_method:
-            raise UsageError("the store has no clear method")
-        self._run_steps(self._invoke(session_id, self.binding.clear_method))
+        self.call("clear", session_id)
 
     def compact(self, session_id: str) -> None:
         """Summarise the oldest messages of the session (the store's compact, with the summarize it was
         built with)."""
         __tracebackhide__ = True
-        if not self.binding.compact_method:
-            raise UsageError("the store has no compact method")
-        self._run_steps(self._invoke(session_id, self.binding.compact_method))
+        self.call("compact", session_id)
 
     def consistent(self, session_id: str) -> Any:
         """What the store's consistent_state says of ``session_id`` (True once its backends agree)."""
         __tracebackhide__ = True
-        return self._run_steps(self._invoke(session_id, self.binding.consistency_method))
+        return self.call("consistency", session_id)
 
     async def aconsistent(self, session_id: str) -> Any:
         """:meth:`consistent` as a coroutine of an async store, to poll on the scenario's loop."""
         __tracebackhide__ = True
-        return await self._await_steps(self._invoke(session_id, self.binding.consistency_method))
+        return await self.acall("consistency", session_id)

@@ -12,9 +12,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Callable
 
-from .contract import (APPEND_METHODS, CLEAR_METHODS, COMPACT_METHODS, CONSISTENCY_METHODS, LIST_APPEND_METHODS,
-                       LOAD_METHODS, MESSAGE_PARAMETERS, SUMMARY_IN_WINDOW, UsageError, close_quietly,
-                       contract_parameter, parameter_table)
+from .contract import (APPEND_METHODS, LIST_APPEND_METHODS, LOAD_METHODS, MESSAGE_PARAMETERS, OPTIONAL_MEMBERS,
+                       SUMMARY_IN_WINDOW, UsageError, close_quietly, contract_parameter, parameter_table)
 from .loader import user_traceback
 
 
@@ -86,10 +85,9 @@ class StoreBinding:
     takes_var_kwargs: bool
     append_method: str = ""
     load_method: str = ""                # a method, or (a framework's) property read without a call
-    clear_method: str | None = None
-    compact_method: str | None = None
+    # each optional member (contract.OPTIONAL_MEMBERS) by role, the store's own name of it, or None
+    members: dict[str, str | None] = field(default_factory=lambda: dict.fromkeys(OPTIONAL_MEMBERS))
     summary_in_window: bool = True       # how the summary of compact counts toward the window (SUMMARY_IN_WINDOW)
-    consistency_method: str | None = None   # consistent_state: whether every backend the store writes agrees
     is_async: bool = False
     per_session: bool = False            # built once per session with session_id; methods take no session id
     append_form: AppendForm = AppendForm.ROLE_CONTENT
@@ -203,14 +201,12 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
         binding.append_method = _find_method(target, method_overrides.get("append"), APPEND_METHODS,
                                              "append", True)
         binding.load_method = _find_method(target, method_overrides.get("load"), LOAD_METHODS, "load", True)
-        binding.clear_method = _find_method(target, method_overrides.get("clear"), CLEAR_METHODS,
-                                            "clear", False)
         binding.append_form, binding.codec = _append_form(target, binding.append_method, binding.per_session)
-    binding.compact_method = _find_method(target, None, COMPACT_METHODS, "compact", False)
+    for role, member in OPTIONAL_MEMBERS.items():   # a framework's clear is its own
+        binding.members[role] = binding.members[role] or _find_method(target, method_overrides.get(role),
+                                                                      member.names, role, False)
     binding.summary_in_window = bool(getattr(target, SUMMARY_IN_WINDOW, True))
-    binding.consistency_method = _find_method(target, None, CONSISTENCY_METHODS, "consistency", False)
-    names = [n for n in (binding.append_method, binding.load_method, binding.clear_method,
-                         binding.compact_method, binding.consistency_method) if n]
+    names = [n for n in (binding.append_method, binding.load_method, *binding.members.values()) if n]
     binding.is_async = any(inspect.iscoroutinefunction(getattr(target, n, None)) for n in names)
     session = () if binding.per_session else ("session_id",)
     message = {AppendForm.ROLE_CONTENT: ("role", "content"), AppendForm.MESSAGE: ("message",),
@@ -218,12 +214,9 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
     _check_call_shape(spec, target, binding.append_method, "append", session + message)
     if not binding.framework:   # a framework's load may be a property, or a field of each instance
         _check_call_shape(spec, target, binding.load_method, "load", session)
-    if binding.clear_method:
-        _check_call_shape(spec, target, binding.clear_method, "clear", session)
-    if binding.compact_method:
-        _check_call_shape(spec, target, binding.compact_method, "compact", session)
-    if binding.consistency_method:
-        _check_call_shape(spec, target, binding.consistency_method, "consistency", session)
+    for role, name in binding.members.items():
+        if name:
+            _check_call_shape(spec, target, name, role, session)
     if probe is not None:
         close_quietly(probe)
     return binding
@@ -238,7 +231,7 @@ def _bind_framework(binding: StoreBinding, framework: Any, target: Any,
     methods = framework.methods(target if inspect.isclass(target) else type(target))
     binding.append_method = method_overrides.get("append") or methods.append
     binding.load_method = method_overrides.get("load") or methods.load
-    binding.clear_method = method_overrides.get("clear") or methods.clear
+    binding.members["clear"] = method_overrides.get("clear") or methods.clear
     binding.append_form = AppendForm.MESSAGES if methods.append_takes_list else AppendForm.MESSAGE
     binding.codec = MessageCodec(f"{framework.name} messages", framework.encode, framework.decode, True)
     binding.framework = framework.name

@@ -16,7 +16,7 @@ from enum import Enum
 from typing import Callable, Iterable
 
 from .binding import StoreBinding
-from .contract import CLEAR_METHODS, COMPACT_METHODS, CONSISTENCY_METHODS, with_aliases
+from .contract import OPTIONAL_MEMBERS, or_list, with_aliases
 
 
 class Capability(str, Enum):
@@ -76,6 +76,15 @@ def _takes(canonical: str) -> tuple[Callable[[StoreBinding], bool], str]:
     return (lambda binding: binding.accepts(canonical)), f"its factory takes no {with_aliases(canonical)}"
 
 
+def _has(role: str, *also: str) -> tuple[Callable[[StoreBinding], bool], str]:
+    """Detection and skip reason of a capability claimed by having the optional member ``role``
+    (contract.OPTIONAL_MEMBERS) and taking the contract parameters ``also``."""
+    member = OPTIONAL_MEMBERS[role]
+    reason = f"it has no {or_list(member.names)} method{member.lacks}"
+    reason += "".join(f", or its factory takes no {with_aliases(name)}" for name in also)
+    return (lambda binding: binding.members[role] is not None and all(map(binding.accepts, also))), reason
+
+
 REGISTRY: dict[Capability, CapabilitySpec] = {spec.capability: spec for spec in (
     CapabilitySpec(Capability.CORE, "append and load keep every message, in order, per session",
                    lambda binding: True, ""),
@@ -87,8 +96,7 @@ REGISTRY: dict[Capability, CapabilitySpec] = {spec.capability: spec for spec in 
     CapabilitySpec(Capability.NAMESPACE, "every key lives under the prefix it is given",
                    *_takes("namespace")),
     CapabilitySpec(Capability.CLEAR, "clear empties one session and no other",
-                   lambda binding: binding.clear_method is not None,
-                   f"it has no {', '.join(CLEAR_METHODS[:-1])} or {CLEAR_METHODS[-1]} method"),
+                   *_has("clear")),
     CapabilitySpec(Capability.TOOL_CALLS, "whole messages: tool calls, tool results and metadata come back as "
                    "appended, and no window leaves a tool result without its call",
                    lambda binding: binding.takes_whole_messages and binding.codec.carries_fields,
@@ -96,14 +104,10 @@ REGISTRY: dict[Capability, CapabilitySpec] = {spec.capability: spec for spec in 
                    "tool_calls and tool_call_id)", aliases=("tool_calls",)),
     CapabilitySpec(Capability.COMPACTION, "compact replaces the oldest messages with one summary message, "
                    "atomically, losing and duplicating nothing",
-                   lambda binding: binding.compact_method is not None and binding.accepts("summarize"),
-                   f"it has no {' or '.join(COMPACT_METHODS)} method, or its factory takes no summarize "
-                   "(or summarizer)"),
+                   *_has("compact", "summarize")),
     CapabilitySpec(Capability.CONSISTENCY, "it writes more than one backend (Redis and a mirror), and "
                    "consistent_state(session_id) says when they agree",
-                   lambda binding: binding.consistency_method is not None,
-                   f"it has no {', '.join(CONSISTENCY_METHODS)} method (session_id) -> bool saying whether "
-                   "every backend it writes agrees"),
+                   *_has("consistency")),
     CapabilitySpec(Capability.ASYNC, "its methods are coroutines, run on an event loop",
                    lambda binding: binding.is_async, "its methods are not coroutines"),
 )}

@@ -306,7 +306,7 @@ class ScenarioContext(Races):
 
         def judged(session: str, value: Any, error: Exception | None) -> None:
             __tracebackhide__ = True
-            call = f"{store.binding.consistency_method}({session!r})"
+            call = f"{store.binding.members['consistency']}({session!r})"
             if error is not None:
                 raise AssertionError(f"the store's {call} raised {type(error).__name__}: {error} (it says whether "
                                      "the store's backends agree: return False while they do not, and raise only "

@@ -9,8 +9,8 @@ project's own checks depend on it, so keep it stable:
   arguments chosen by parameter name from :data:`STORE_PARAMETERS`. A factory
   that takes ``session_id`` builds one object per session, whose methods then
   take no session id.
-* Methods are found by name (:data:`APPEND_METHODS`, :data:`LOAD_METHODS`,
-  :data:`CLEAR_METHODS`, :data:`COMPACT_METHODS`, :data:`CONSISTENCY_METHODS`), plain or ``async
+* Methods are found by name (:data:`APPEND_METHODS`, :data:`LOAD_METHODS`, and the optional
+  members of :data:`OPTIONAL_MEMBERS`, each of which brings a capability), plain or ``async
   def``. Append takes ``(role, content)``, one whole message, or a list of them
   (:class:`AppendForm`); a whole message is built as the append parameter's
   annotated class, else as a dict. A compacting store takes the suite's
@@ -61,12 +61,39 @@ STORE_PARAMETERS: dict[str, tuple[tuple[str, ...], str]] = {
 APPEND_METHODS = ("append", "add_message", "append_message", "add", "save_message", "save", "add_items",
                   "add_messages")
 LOAD_METHODS = ("get", "get_context", "get_history", "get_messages", "load", "get_items")
-CLEAR_METHODS = ("clear", "delete", "clear_session", "delete_messages", "reset")
-COMPACT_METHODS = ("compact",)
 # a compacting store's class attribute: whether its summary counts toward its window (as one message,
 # or its tokens, trimmed like any other once it is the oldest), else it stays first, outside the window
 SUMMARY_IN_WINDOW = "summary_in_window"
-CONSISTENCY_METHODS = ("consistent_state",)   # (session_id) -> bool: every backend the store writes agrees
+
+
+@dataclass(frozen=True)
+class Member:
+    """An optional member of a store, which brings a capability (:mod:`.capabilities`): found by one of
+    ``names``, called as ``call`` says (after the session id a per-session store's members lack)."""
+
+    role: str                   # the suite's name for it: --{role}-method, StoreBinding.members[role]
+    names: tuple[str, ...]
+    call: str                   # its call shape, as --help and the skip reasons word it
+    help: str                   # what it must do, for --help
+    lacks: str = ""             # what a skip reason adds after "it has no ... method"
+
+
+OPTIONAL_MEMBERS: dict[str, Member] = {member.role: member for member in (
+    Member("clear", ("clear", "delete", "clear_session", "delete_messages", "reset"), "(session_id)",
+           "empties that session, and no other"),
+    Member("compact", ("compact",), "(session_id)",
+           "with summarize: the oldest messages become one message holding summarize(those messages),\n"
+           f"    first; a class attribute {SUMMARY_IN_WINDOW} = False keeps it outside the window (default True:\n"
+           "    it counts toward it)"),
+    Member("consistency", ("consistent_state",), "(session_id) -> bool",
+           "True once every backend the store writes (Redis, a mirror) agrees on the session",
+           lacks=" (session_id) -> bool saying whether every backend it writes agrees"),
+)}
+
+
+def or_list(names: tuple[str, ...]) -> str:
+    """``a, b or c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 LIST_APPEND_METHODS = ("add_items", "add_messages")   # found by name, these take a list of messages
 MESSAGE_PARAMETERS = ("message", "msg", "item", "entry")   # a parameter of these names takes a whole message
 # keys of a whole message, beside role and content, that the suite appends and compares
@@ -139,13 +166,9 @@ def contract_summary() -> str:
             f"    {', '.join(APPEND_METHODS)}\n"
             f"  load (session_id), returning the history oldest first as role/content dicts or objects:\n"
             f"    {', '.join(LOAD_METHODS)}\n"
-            f"  clear (session_id), optional: {', '.join(CLEAR_METHODS)}\n"
-            f"  compact (session_id), optional, with summarize: {', '.join(COMPACT_METHODS)}; the oldest messages\n"
-            "    become one message holding summarize(those messages), first; a class attribute\n"
-            f"    {SUMMARY_IN_WINDOW} = False keeps it outside the window (default True: it counts toward it)\n"
-            f"  consistency (session_id) -> bool, optional: {', '.join(CONSISTENCY_METHODS)}: True once every\n"
-            "    backend the store writes (Redis, a mirror) agrees on the session\n"
-            "LangChain chat histories, LlamaIndex chat stores and OpenAI Agents sessions run as they are.")
+            + "".join(f"  {member.role} {member.call}, optional: {', '.join(member.names)}:\n    {member.help}\n"
+                      for member in OPTIONAL_MEMBERS.values())
+            + "LangChain chat histories, LlamaIndex chat stores and OpenAI Agents sessions run as they are.")
 
 
 def contract_parameter(name: str) -> str | None:
