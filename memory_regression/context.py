@@ -13,7 +13,6 @@ import asyncio
 import hashlib
 import os
 import shutil
-import statistics
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ import tenacity
 from .backend import BackendError, Connection, Endpoint
 from .servers import ServerProcess, find_server_binary
 from .capabilities import Capability, Guarantee
+from .growth import growth_finding, timed_appends
 from .adapter import StoreAdapter
 from .binding import StoreBinding
 from .contract import Message, close_quietly
@@ -41,9 +41,6 @@ if TYPE_CHECKING:
 
 
 KEYS_WITHOUT_TTL_PER_SCENARIO = 50   # keys without TTL noted per scenario
-GROWTH_SAMPLES = 50              # appends needed before a growth of their time is judged
-GROWTH_RATIO = 3                 # the last tenth of the appends against the first: a growth from this factor
-GROWTH_FLOOR_S = 0.001           # and by at least this much per append (a fast store's append takes a tenth)
 # a connection's last command (CLIENT LIST's cmd, its first word) until it has run one of its own
 HANDSHAKE_COMMANDS = frozenset({"NULL", "hello", "auth", "client", "select"})
 
@@ -269,26 +266,24 @@ class ScenarioContext(Races):
         return server
 
     def append_within(self, store: StoreAdapter, session_id: str, messages: list[Message],
-                      budget_s: float) -> TimedAppends:
+                      budget_s: float, control: bool = True) -> TimedAppends:
         """Append ``messages`` in order until all are in or ``budget_s`` has passed, for a scenario
         whose size only serves to find caps: a slow but correct store is checked on what it
         appended, instead of being cut off as a hang. The budget is at most a quarter of the
-        scenario timeout, which leaves the check room. A store whose append time grows with the
-        history gets a warning (steady-appends) saying by how much (:func:`growth_finding`)."""
+        scenario timeout, which leaves the check room. With ``control``, appends to short sessions
+        of their own run between (:func:`.growth.timed_appends`), and a store whose append time grows
+        with the history gets a warning (steady-appends) saying by how much
+        (:func:`.growth.growth_finding`)."""
         __tracebackhide__ = True
         budget_s = min(budget_s, self._worker.settings.scenario_timeout / BUDGET_SHARE)
-        durations: list[float] = []
         started = time.perf_counter()
-        for message in messages:
-            before = time.perf_counter()
-            if before - started >= budget_s:
-                break
-            store.append(session_id, message.role, message.content)
-            durations.append(time.perf_counter() - before)
-        growth = growth_finding(durations, time.perf_counter() - started)
-        if growth:
-            self.warn(Guarantee.STEADY_APPENDS, growth)
-        return TimedAppends(messages[:len(durations)], len(messages), budget_s)
+        times = timed_appends(store, session_id, messages, budget_s, control)
+        warning, note = growth_finding(times, time.perf_counter() - started)
+        if warning:
+            self.warn(Guarantee.STEADY_APPENDS, warning)
+        if note:
+            self.note(note)
+        return TimedAppends(messages[:len(times.history)], len(messages), budget_s)
 
     def until_consistent(self, store: StoreAdapter, sessions: list[str]) -> ConsistencyWait:
         """Call the store's consistent_state for each of ``sessions`` over and over (with tenacity,
@@ -428,17 +423,3 @@ class ScenarioContext(Races):
         return left
 
 
-def growth_finding(durations: list[float], seconds: float) -> str | None:
-    """A finding when append time grows with the history: the median of the last tenth of the
-    appends at least GROWTH_RATIO times the first tenth's, and GROWTH_FLOOR_S more per append.
-    Medians, so a pause of the machine does not count; a load that slows everything alike leaves
-    the ratio alone."""
-    tenth = len(durations) // 10
-    if len(durations) < GROWTH_SAMPLES:
-        return None
-    first, last = statistics.median(durations[:tenth]), statistics.median(durations[-tenth:])
-    if last < GROWTH_RATIO * first or last - first < GROWTH_FLOOR_S:
-        return None
-    return (f"append time grows with history length: {len(durations):,} appends in {seconds:.1f} s, the "
-            f"first {tenth:,} at {first * 1000:.2f} ms each, the last {tenth:,} at {last * 1000:.2f} ms each "
-            f"(medians, {last / first:.0f}×)")

@@ -82,7 +82,7 @@ def observe(context: "ScenarioContext", binding: StoreBinding) -> list[str]:
     try:
         store = context.store()
         appended = context.append_within(store, PROBE_SESSION, numbered_messages(PROBE_MESSAGES, "observed"),
-                                         PROBE_BUDGET_S).messages
+                                         PROBE_BUDGET_S, control=False).messages   # no control sessions beside its keys
         kept = store.load(PROBE_SESSION)
     except Exception as exc:   # noqa: BLE001 (the scenarios judge what else a store raises)
         if not takes_a_connection(binding) and _connection_failure(exc):

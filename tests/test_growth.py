@@ -1,33 +1,87 @@
-"""The growth finding of a scenario that times its appends (context.growth_finding): a store whose
-append time grows with its history is told by how much; noise, a machine slow throughout and a
-growth too small to matter are not findings."""
+"""The growth finding of a scenario that times its appends (memory_regression.growth): a store whose
+append time grows with its history is told by how much; noise, a machine slow throughout or slowed
+meanwhile (the control appends to short sessions show it) and a growth too small to matter are not
+warned of."""
 
-from memory_regression.context import growth_finding
+import time
+
+from memory_regression.contract import Message
+from memory_regression.growth import CONTROL_EVERY, CONTROL_SESSION_LENGTH, AppendTimes, growth_finding, timed_appends
 
 MS = 0.001
 
 
-def test_append_time_that_grows_with_the_history_is_a_finding():
-    durations = [0.2 * MS + i * 0.01 * MS for i in range(1000)]    # linear per append: quadratic in all
-    assert growth_finding(durations, 6.0) == (
+def times(history, control=lambda made: 0.2 * MS):
+    """Append times of ``history``, with a control append after every CONTROL_EVERY, taking ``control(made)``."""
+    return AppendTimes(list(history), [(made, control(made)) for made in range(CONTROL_EVERY, len(history) + 1,
+                                                                               CONTROL_EVERY)])
+
+
+LINEAR = [0.2 * MS + i * 0.01 * MS for i in range(1000)]    # linear per append: quadratic in all
+
+
+def test_append_time_that_grows_with_the_history_is_warned_of():
+    assert growth_finding(times(LINEAR), 6.0) == (
         "append time grows with history length: 1,000 appends in 6.0 s, the first 100 at 0.69 ms each, "
-        "the last 100 at 9.70 ms each (medians, 14×)")
+        "the last 100 at 9.70 ms each (medians, 14×); appends to short sessions meanwhile took 0.20 ms each", None)
+
+
+def test_a_machine_that_slowed_meanwhile_is_a_note_not_a_warning():
+    """The control appends slowed as much as the history's: the machine's load, not the store."""
+    slowed = [0.5 * MS] * 900 + [5 * MS] * 100
+    warning, note = growth_finding(times(slowed, lambda made: 5 * MS if made > 900 else 0.5 * MS), 3.0)
+    assert warning is None
+    assert note == ("append time grows with history length: 1,000 appends in 3.0 s, the first 100 at 0.50 ms each, "
+                    "the last 100 at 5.00 ms each (medians, 10×); but appends to short sessions meanwhile took "
+                    "5.00 ms each: the machine slowed, not the store's appends with its history (no warning)")
 
 
 def test_pauses_of_the_machine_are_no_growth():
     durations = [0.1 * MS] * 1000
     for i in range(0, 1000, 7):
         durations[i] = 80 * MS    # a pause every 7th append, the last tenth included
-    assert growth_finding(durations, 12.0) is None
+    assert growth_finding(times(durations), 12.0) == (None, None)
 
 
 def test_a_store_slow_throughout_is_no_growth():
-    assert growth_finding([5 * MS] * 1000, 5.0) is None
+    assert growth_finding(times([5 * MS] * 1000), 5.0) == (None, None)
 
 
 def test_a_growth_of_less_than_a_millisecond_per_append_is_no_finding():
-    assert growth_finding([0.01 * MS + i * 0.0005 * MS for i in range(1000)], 0.3) is None
+    assert growth_finding(times([0.01 * MS + i * 0.0005 * MS for i in range(1000)]), 0.3) == (None, None)
 
 
-def test_too_few_appends_are_not_judged():
-    assert growth_finding([i * MS for i in range(1, 50)], 1.2) is None
+def test_too_few_appends_or_no_control_are_not_judged():
+    assert growth_finding(times(LINEAR[:199]), 1.2) == (None, None)
+    assert growth_finding(AppendTimes(LINEAR), 6.0) == (None, None)
+
+
+class TimedStore:
+    """A store whose appends take ``seconds(session_id)`` each, recording what it was given."""
+
+    def __init__(self, seconds=lambda session_id: 0):
+        self.seconds, self.appended = seconds, []
+
+    def append(self, session_id, role, content):
+        time.sleep(self.seconds(session_id))
+        self.appended.append((session_id, content))
+
+
+def test_timed_appends_run_a_control_after_every_few_on_short_sessions():
+    store = TimedStore(lambda session_id: 0.002 if session_id == "long" else 0)
+    messages = [Message("user", f"m{i}") for i in range(100)]
+    timed = timed_appends(store, "long", messages, 60, control=True)
+    assert [c for s, c in store.appended if s == "long"] == [m.content for m in messages]
+    controls = [s for s, _ in store.appended if s != "long"]
+    assert len(controls) == len(timed.control) == 100 // CONTROL_EVERY
+    assert {controls.count(s) for s in set(controls)} <= {CONTROL_SESSION_LENGTH, 100 // CONTROL_EVERY %
+                                                          CONTROL_SESSION_LENGTH}
+    assert [made for made, _ in timed.control] == list(range(CONTROL_EVERY, 101, CONTROL_EVERY))
+    assert min(timed.history) >= 0.002 > max(seconds for _, seconds in timed.control)
+
+
+def test_timed_appends_stop_at_the_budget_and_without_control_append_only_to_the_session():
+    store = TimedStore(lambda session_id: 0.01)
+    timed = timed_appends(store, "s", [Message("user", f"m{i}") for i in range(1000)], 0.1, control=False)
+    assert 1 <= len(timed.history) < 1000 and timed.control == []
+    assert {s for s, _ in store.appended} == {"s"}

@@ -1,0 +1,97 @@
+"""Whether a store's append time grows with its history: the steady-appends guarantee.
+
+:func:`timed_appends` appends a scenario's messages to one session until its budget is spent,
+timing each, and every :data:`CONTROL_EVERY` appends times one more to a short session of its own,
+the control. :func:`growth_finding` then compares the last tenth of the appends with the first
+tenth and with the control appends made meanwhile: the history grew the append time only when the
+last appends are slow against both. Slow against the first only says the machine slowed (a load
+beside the run, other workers), which is a note, not a warning.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .contract import Message
+
+GROWTH_SAMPLES = 200         # appends needed before a growth of their time is judged (5 controls in their last tenth)
+GROWTH_RATIO = 3             # the last tenth of the appends against the first and the control: a growth from this
+GROWTH_FLOOR_S = 0.001       # and by at least this much per append (a fast store's append takes a tenth)
+CONTROL_EVERY = 4            # one control append after every 4 appends to the session
+CONTROL_SESSION_LENGTH = 10  # appends to a control session before the next begins: its history stays short
+
+
+@dataclass
+class AppendTimes:
+    """The seconds each append to the session took, in order; and each control append's, with how
+    many appends to the session had been made when it ran."""
+
+    history: list[float] = field(default_factory=list)
+    control: list[tuple[int, float]] = field(default_factory=list)
+
+
+def timed_appends(store: Any, session_id: str, messages: Iterable[Message], budget_s: float,
+                  control: bool) -> AppendTimes:
+    """Append ``messages`` to ``session_id`` in order until all are in or ``budget_s`` has passed;
+    with ``control``, every CONTROL_EVERY appends one more to ``"<session_id> control <k>"``."""
+    __tracebackhide__ = True
+    times = AppendTimes()
+    started = time.perf_counter()
+    for message in messages:
+        if time.perf_counter() - started >= budget_s:
+            break
+        times.history.append(_timed(store.append, session_id, message.role, message.content))
+        made = len(times.history)
+        if control and made % CONTROL_EVERY == 0:
+            controls = len(times.control)
+            seconds = _timed(store.append, f"{session_id} control {controls // CONTROL_SESSION_LENGTH}", "user",
+                             f"control {controls}")
+            times.control.append((made, seconds))
+    return times
+
+
+def _timed(call: Any, *args: Any) -> float:
+    __tracebackhide__ = True
+    before = time.perf_counter()
+    call(*args)
+    return time.perf_counter() - before
+
+
+def growth_finding(times: AppendTimes, seconds: float) -> tuple[str | None, str | None]:
+    """(a warning, a note) on how the append time grew over ``times``, which took ``seconds``.
+
+    The warning when the median of the last tenth of the appends is GROWTH_RATIO times the first
+    tenth's and GROWTH_FLOOR_S more, and as much above the control appends made during that last
+    tenth (sessions of at most CONTROL_SESSION_LENGTH messages). Medians, so pauses of the machine
+    do not count. When the control appends were as slow, the machine slowed, not the store: a note
+    says so. Fewer than GROWTH_SAMPLES appends, or appends timed without a control, are not judged;
+    a store whose appends slow with all the data it holds, not with the session's, is not warned of."""
+    history = times.history
+    if len(history) < GROWTH_SAMPLES:
+        return None, None
+    tenth = len(history) // 10
+    first, last = statistics.median(history[:tenth]), statistics.median(history[-tenth:])
+    if not _grew(first, last):
+        return None, None
+    growth = (f"append time grows with history length: {len(history):,} appends in {seconds:.1f} s, the "
+              f"first {tenth:,} at {_ms(first)} each, the last {tenth:,} at {_ms(last)} each (medians, "
+              f"{last / first:.0f}×)")
+    meanwhile = [s for made, s in times.control if made > len(history) - tenth]
+    if not meanwhile:   # timed without a control: the growth may be the machine's
+        return None, None
+    control = statistics.median(meanwhile)
+    if _grew(control, last):
+        return f"{growth}; appends to short sessions meanwhile took {_ms(control)} each", None
+    return None, (f"{growth}; but appends to short sessions meanwhile took {_ms(control)} each: the machine "
+                  "slowed, not the store's appends with its history (no warning)")
+
+
+def _grew(before: float, after: float) -> bool:
+    return after >= GROWTH_RATIO * before and after - before >= GROWTH_FLOOR_S
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms"
