@@ -37,7 +37,6 @@ class StoreAdapter:
 
     def __init__(self, binding: StoreBinding, build: Callable[[str | None], Any], run: Callable[[Any], Any],
                  watch: Callable[[str, tuple], ContextManager[Any]] = lambda method, args: nullcontext()):
-        __tracebackhide__ = True   # a store that fails while it is built: its own frames are the story
         self.binding = binding
         self._build = build
         self._run = run      # runs an awaitable to completion on the scenario's event loop
@@ -46,7 +45,6 @@ class StoreAdapter:
         self._shared = None if binding.per_session else self._built(None)
 
     def _built(self, session_id: str | None) -> Any:
-        __tracebackhide__ = True
         try:
             return self._build(session_id)
         except TEST_OUTCOMES as exc:
@@ -58,7 +56,6 @@ class StoreAdapter:
 
     def instance_for(self, session_id: str) -> Any:
         """The store object that holds ``session_id``."""
-        __tracebackhide__ = True
         if self._shared is not None:
             return self._shared
         if session_id not in self._sessions:
@@ -69,7 +66,6 @@ class StoreAdapter:
         """One call of the store, as steps: it yields the awaitable an async store returns and is sent
         its result, so that :meth:`_run_steps` runs it to completion and :meth:`_await_steps` awaits it
         beside other tasks on the scenario's loop. A test outcome the store raises is its failure."""
-        __tracebackhide__ = True
         instance = self.instance_for(session_id)
         args = args if self.binding.per_session else (session_id, *args)
         with self._watch(member, args):
@@ -83,7 +79,6 @@ class StoreAdapter:
         return result
 
     def _run_steps(self, steps: Generator[Any, Any, Any]) -> Any:
-        __tracebackhide__ = True
         result, error = None, None
         while True:
             try:
@@ -96,7 +91,6 @@ class StoreAdapter:
                 result, error = None, exc
 
     async def _await_steps(self, steps: Generator[Any, Any, Any]) -> Any:
-        __tracebackhide__ = True
         result, error = None, None
         while True:
             try:
@@ -109,7 +103,6 @@ class StoreAdapter:
                 result, error = None, exc
 
     def _add(self, session_id: str, message: Message) -> Generator[Any, Any, Message]:
-        __tracebackhide__ = True
         if self.binding.append_form is AppendForm.ROLE_CONTENT:
             yield from self._invoke(session_id, self.binding.append_method, message.role, message.content)
             return message.plain()
@@ -124,20 +117,16 @@ class StoreAdapter:
     def add(self, session_id: str, message: Message) -> Message:
         """Append one message, in the form the store takes; return it as the store should give it
         back (:meth:`stored_form`)."""
-        __tracebackhide__ = True
         return self._run_steps(self._add(session_id, message))
 
     async def aadd(self, session_id: str, message: Message) -> Message:
         """:meth:`add` as a coroutine of an async store, to run beside others on the scenario's loop."""
-        __tracebackhide__ = True
         return await self._await_steps(self._add(session_id, message))
 
     def append(self, session_id: str, role: str, content: str) -> None:
-        __tracebackhide__ = True
         self.add(session_id, Message(role, content))
 
     def append_all(self, session_id: str, messages: list[Message]) -> None:
-        __tracebackhide__ = True
         for message in messages:
             self.add(session_id, message)
 
@@ -155,7 +144,6 @@ class StoreAdapter:
         return normalize_history(self.binding.codec.decode(encoded), fields=True)
 
     def _load(self, session_id: str) -> Generator[Any, Any, list[Message]]:
-        __tracebackhide__ = True
         raw = yield from self._invoke(session_id, self.binding.load_method)
         if raw is not None and not isinstance(raw, (str, bytes, dict)):
             from .frameworks import framework_of_messages   # the frameworks build on the contract
@@ -168,12 +156,10 @@ class StoreAdapter:
         return normalize_history(raw, fields=self.binding.codec.carries_fields)
 
     def load(self, session_id: str) -> list[Message]:
-        __tracebackhide__ = True
         return self._run_steps(self._load(session_id))
 
     async def aload(self, session_id: str) -> list[Message]:
         """:meth:`load` as a coroutine of an async store, to run beside others on the scenario's loop."""
-        __tracebackhide__ = True
         return await self._await_steps(self._load(session_id))
 
     def _member(self, role: str) -> str:
@@ -184,30 +170,24 @@ class StoreAdapter:
 
     def call(self, role: str, session_id: str) -> Any:
         """Call the store's optional member ``role`` (contract.OPTIONAL_MEMBERS) for ``session_id``."""
-        __tracebackhide__ = True
         return self._run_steps(self._invoke(session_id, self._member(role)))
 
     async def acall(self, role: str, session_id: str) -> Any:
         """:meth:`call` as a coroutine of an async store, to run beside others on the scenario's loop."""
-        __tracebackhide__ = True
         return await self._await_steps(self._invoke(session_id, self._member(role)))
 
     def clear(self, session_id: str) -> None:
-        __tracebackhide__ = True
         self.call("clear", session_id)
 
     def compact(self, session_id: str) -> None:
         """Summarise the oldest messages of the session (the store's compact, with the summarize it was
         built with)."""
-        __tracebackhide__ = True
         self.call("compact", session_id)
 
     def consistent(self, session_id: str) -> Any:
         """What the store's consistent_state says of ``session_id`` (True once its backends agree)."""
-        __tracebackhide__ = True
         return self.call("consistency", session_id)
 
     async def aconsistent(self, session_id: str) -> Any:
         """:meth:`consistent` as a coroutine of an async store, to poll on the scenario's loop."""
-        __tracebackhide__ = True
         return await self.acall("consistency", session_id)

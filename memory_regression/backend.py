@@ -114,7 +114,6 @@ class Connection:
         return {node.name: admin.get_redis_connection(node) for node in admin.get_primaries()}
 
     def flush(self) -> None:
-        __tracebackhide__ = True
         self.admin.flushdb()
 
     def close(self) -> None:

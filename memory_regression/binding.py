@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from .contract import (APPEND_METHODS, LIST_APPEND_METHODS, LOAD_METHODS, MESSAGE_PARAMETERS, OPTIONAL_MEMBERS,
                        SUMMARY_IN_WINDOW, UsageError, close_quietly, contract_parameter, parameter_table)
-from .loader import user_traceback
+from .frames import user_traceback
 
 
 def _find_method(target: Any, override: str | None, candidates: tuple[str, ...], role: str,

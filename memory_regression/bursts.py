@@ -57,7 +57,6 @@ def check_burst(history: list[Message], writers: list[list[Message]], how: str, 
     """Every message the writers appended is in ``history`` exactly once, each writer's in its order.
     Losses of several writers are called a lost update outright only when ``alone_intact``: the
     scenario checked first that one writer alone appending as many lost nothing."""
-    __tracebackhide__ = True
     appended = [message for sent in writers for message in sent]
     problem = foreign_or_repeated(history, writers)
     lost = [message for message in appended if message not in history]

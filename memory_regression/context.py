@@ -82,7 +82,6 @@ class ScenarioContext(Races):
     so every key seen belongs to the scenario."""
 
     def __init__(self, worker: "ScenarioWorker", nodeid: str, engine: str = ""):
-        __tracebackhide__ = True   # a failure here is the store's or Redis', not the suite's
         self._worker = worker
         self._binding: StoreBinding = worker.binding
         self._connection: Connection = worker.connections[engine or worker.engine_names[0]]
@@ -149,7 +148,6 @@ class ScenarioContext(Races):
         return self._worker.counters[profile.name]
 
     def run_awaitable(self, awaitable: Any) -> Any:
-        __tracebackhide__ = True
         if self._loop is None:
             return asyncio.run(awaitable)
         return self._loop.run(awaitable)
@@ -160,14 +158,12 @@ class ScenarioContext(Races):
         window of a million messages, an unbounded token budget counted with ``approx`` (the
         profile's own counter only where ``profile`` is given), a TTL of an hour, and the suite's
         summariser (:func:`.reference.summarize`)."""
-        __tracebackhide__ = True
         recipe = StoreRecipe(self._worker.settings, self._connection.endpoint, self.namespace, max_messages,
                              profile, ttl, self.data_dir, summarize)
         client = self.raw_client()
         counter = self._counter_of(recipe)
 
         def build(session_id: str | None) -> Any:
-            __tracebackhide__ = True
             instance = recipe.build(self._binding, client, counter, session_id)
             self._stores.append(instance)
             return instance
@@ -188,7 +184,6 @@ class ScenarioContext(Races):
         counter = self._counter_of(recipe)
 
         def append() -> None:
-            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
             resources: list[Any] = []
             with asyncio.Runner() as loop:
                 aside = own_adapter(recipe, self._binding, self._connection, counter, loop, resources,
@@ -210,7 +205,6 @@ class ScenarioContext(Races):
         (``redis.asyncio`` for an async store, whose calls then go through :meth:`run_awaitable` as
         the store's do; a RedisCluster on a cluster), closed with the scenario: what each store is
         built on, and what the latency scenario measures Redis' own round trips with."""
-        __tracebackhide__ = True
         client = self._connection.client(asynchronous=self._binding.is_async)
         self._clients.append(client)
         return client
@@ -219,7 +213,6 @@ class ScenarioContext(Races):
         """What each key on the scenario's database takes in the server's memory: ``MEMORY USAGE key
         SAMPLES 0``, every element counted (the default samples 5 of a list's nodes and estimates).
         A key that expired or was deleted meanwhile is left out. Needs a real server."""
-        __tracebackhide__ = True
         admin = self._connection.admin
         used = {key: admin.memory_usage(key, samples=0) for key in self.keys()}
         return {key: size for key, size in used.items() if size is not None}
@@ -229,7 +222,6 @@ class ScenarioContext(Races):
         ``redis_url`` reach ``url`` instead of the scenario's database. On a cluster, ``url`` is taken
         for a cluster's (but for the scenario's own server's), and a synchronous store skips the
         scenario: see CLUSTER_CLIENT_CONNECTS."""
-        __tracebackhide__ = True
         scenario_database, kind = self._connection, self._connection.endpoint.kind
         if kind == "cluster" and any(url == server.url for server in self._servers):
             kind = "server"   # a scenario's own server is a single one, whatever the engine
@@ -250,7 +242,6 @@ class ScenarioContext(Races):
         directory. It dies with the worker (a parent-death signal; a store that hangs gets the worker
         killed) and is stopped by PID when the scenario ends, pass or fail. Without a server binary
         (a ``--redis`` URL on a machine without redis-server) the scenario is skipped, saying so."""
-        __tracebackhide__ = True
         binary = self._connection.endpoint.binary or find_server_binary()
         if binary is None:
             pytest.skip("needs a redis-server of the scenario's own (its memory limit, its persistence and "
@@ -274,7 +265,6 @@ class ScenarioContext(Races):
         of their own run between (:func:`.growth.timed_appends`), and a store whose append time grows
         with the history gets a warning (steady-appends) saying by how much
         (:func:`.growth.growth_finding`)."""
-        __tracebackhide__ = True
         budget_s = min(budget_s, self._worker.settings.scenario_timeout / BUDGET_SHARE)
         started = time.perf_counter()
         times = timed_appends(store, session_id, messages, budget_s, control)
@@ -292,7 +282,6 @@ class ScenarioContext(Races):
         every one, or ``--consistency-timeout`` has passed (at most a quarter of the scenario
         timeout). A call that raises, or returns anything but a bool, fails the scenario naming the
         call; one that hangs is cut off by the call timeout like any other call of the store."""
-        __tracebackhide__ = True
         settings = self._worker.settings
         timeout = min(settings.consistency_timeout, settings.scenario_timeout / BUDGET_SHARE)
         agreed: dict[str, float] = {}
@@ -300,7 +289,6 @@ class ScenarioContext(Races):
         started = time.perf_counter()
 
         def judged(session: str, value: Any, error: Exception | None) -> None:
-            __tracebackhide__ = True
             call = f"{store.binding.members['consistency']}({session!r})"
             if error is not None:
                 raise AssertionError(f"the store's {call} raised {type(error).__name__}: {error} (it says whether "
@@ -312,7 +300,6 @@ class ScenarioContext(Races):
                 agreed[session] = time.perf_counter() - started
 
         def all_agree() -> bool:
-            __tracebackhide__ = True
             nonlocal polls
             polls += 1
             for session in [s for s in sessions if s not in agreed]:
@@ -324,7 +311,6 @@ class ScenarioContext(Races):
             return len(agreed) == len(sessions)
 
         async def all_agree_async() -> bool:
-            __tracebackhide__ = True
             nonlocal polls
             polls += 1
             for session in [s for s in sessions if s not in agreed]:
@@ -348,11 +334,9 @@ class ScenarioContext(Races):
 
     def reset(self) -> None:
         """Flush the scenario's database (the stateful scenario does so before each example)."""
-        __tracebackhide__ = True
         self._connection.flush()
 
     def keys(self) -> list[str]:
-        __tracebackhide__ = True
         return sorted(self._connection.admin.scan_iter(count=1000))
 
     def kill_connections(self, idle: bool = True) -> int:
@@ -361,7 +345,6 @@ class ScenarioContext(Races):
         does; the suite's own connections are spared. Returns how many were killed. Then a pause
         between requests (:meth:`idle`), unless ``idle`` is False: killed inside a call of the store
         (by a summariser it calls), the store goes on at once."""
-        __tracebackhide__ = True
         user = urlsplit(self._connection.url).username or "default"
         killed = 0
         for name, node in self._connection.nodes().items():
@@ -390,17 +373,14 @@ class ScenarioContext(Races):
             self.run_awaitable(asyncio.sleep(0))
 
     def pttl_ms(self, key: str) -> int:
-        __tracebackhide__ = True
         return self._connection.admin.pttl(key)
 
     def set_pttl_ms(self, key: str, milliseconds: int) -> None:
-        __tracebackhide__ = True
         self._connection.admin.pexpire(key, milliseconds)
 
     def close(self) -> list[str]:
         """Close the stores and their clients, stop the scenario's own servers, flush the scenario's
         database; return the keys that were left without a TTL."""
-        __tracebackhide__ = True
         try:
             for instance in self._stores:
                 close_quietly(instance, self.run_awaitable)

@@ -205,7 +205,6 @@ def normalize_history(raw: Any, fields: bool = False) -> list[Message]:
     a list of text blocks. With ``fields`` (a store that takes whole messages), the keys of
     :data:`MESSAGE_FIELDS` are read too, and a message with tool calls may have no content.
     """
-    __tracebackhide__ = True
     if raw is None:
         raise AssertionError("load returned None instead of a list of messages")
     if isinstance(raw, (str, bytes, dict)):

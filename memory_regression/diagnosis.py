@@ -223,7 +223,6 @@ def assert_history(expected: Sequence[Message], actual: Sequence[Message], appen
     """Raise HistoryMismatch unless ``actual`` is ``expected``. ``hint``, given the actual history
     of a mismatch, may add what the scenario's own evidence shows of the cause (None: nothing); a
     hint that raises (it may load through the store again) adds nothing, and the mismatch stands."""
-    __tracebackhide__ = True
     problem = diagnose(expected, actual, appended)
     if problem:
         try:

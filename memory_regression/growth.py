@@ -37,7 +37,6 @@ def timed_appends(store: Any, session_id: str, messages: Iterable[Message], budg
                   control: bool) -> AppendTimes:
     """Append ``messages`` to ``session_id`` in order until all are in or ``budget_s`` has passed;
     with ``control``, every CONTROL_EVERY appends one more to ``"<session_id> control <k>"``."""
-    __tracebackhide__ = True
     times = AppendTimes()
     started = time.perf_counter()
     for message in messages:
@@ -54,7 +53,6 @@ def timed_appends(store: Any, session_id: str, messages: Iterable[Message], budg
 
 
 def _timed(call: Any, *args: Any) -> float:
-    __tracebackhide__ = True
     before = time.perf_counter()
     call(*args)
     return time.perf_counter() - before

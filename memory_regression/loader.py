@@ -10,27 +10,10 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .contract import UsageError
-
-
-def user_traceback(exc: BaseException, hidden: tuple[str, ...] = ()) -> str:
-    """The traceback of an exception raised by user code, without our or importlib's frames, nor
-    those under the directories ``hidden``."""
-    own = (str(Path(__file__).resolve().parent), "<frozen", *hidden)
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(own)]
-    lines = traceback.format_list(frames) + traceback.format_exception_only(type(exc), exc)
-    return "Traceback (most recent call last):\n" + "".join(lines)
-
-
-def exception_chain(exc: BaseException | None) -> Iterator[BaseException]:
-    """``exc`` and the exceptions it was raised from or during, each once."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        exc = exc.__cause__ or exc.__context__
+from .frames import user_traceback
 
 
 # set in the Docker image: a store file that is not found there is most often a directory not mounted

@@ -30,7 +30,7 @@ import redis
 from .clients import address, clients_in
 from .binding import StoreBinding
 from .contract import Message, UsageError, with_aliases
-from .loader import exception_chain
+from .frames import exception_chain
 from .conversations import numbered_messages
 
 if TYPE_CHECKING:   # the worker builds the context observed through
@@ -76,7 +76,6 @@ def observe(context: "ScenarioContext", binding: StoreBinding) -> list[str]:
     """Append up to :data:`PROBE_MESSAGES` messages to one session of a store built as the scenarios
     not about windows build it (a roomy window and TTL), load it, look at its keys; return what was
     observed, in words, or raise :class:`UsageError` when the store cannot be judged as bound."""
-    __tracebackhide__ = True
     appended: list[Message] = []
     store = None
     try:

@@ -22,7 +22,7 @@ import pytest
 import redis
 
 from .clients import IDLE_CLOSE_SIGN, idle_close_defect
-from .loader import exception_chain, user_traceback
+from .frames import exception_chain, user_traceback
 from .redaction import Redactor, map_strings
 from .diagnosis import HistoryMismatch
 

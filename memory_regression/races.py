@@ -37,7 +37,6 @@ class Races:
         histories it loaded, in order. Writers and readers share ``store``, as a server's requests share one store
         object: threads for a sync store, tasks on the scenario's event loop for an async one. A
         writer's or reader's exception is raised."""
-        __tracebackhide__ = True
         sessions = sessions or [session_id] * len(writers)
         for session in {session_id, *sessions}:
             store.instance_for(session)   # a per-session store is built once, before the race
@@ -46,7 +45,6 @@ class Races:
         barrier = threading.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S)
 
         def write(session: str, messages: list[Message]) -> None:
-            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
             barrier.wait()
             for message in messages:
                 store.add(session, message)
@@ -55,7 +53,6 @@ class Races:
             writing = [pool.submit(write, session, messages) for session, messages in zip(sessions, writers)]
 
             def written() -> None:
-                __tracebackhide__ = True   # a writer's exception shows the store's frames, not these
                 for future in writing:
                     future.result()
             return self._reading_while(store, session_id, readers, written)
@@ -63,11 +60,9 @@ class Races:
     async def _tasks(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
                      readers: int, sessions: list[str]) -> list[list[list[Message]]]:
         """:meth:`concurrently` for an async store: tasks on one loop, interleaved at every await."""
-        __tracebackhide__ = True
         barrier = asyncio.Barrier(len(writers))
 
         async def write(session: str, messages: list[Message]) -> None:
-            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
             await barrier.wait()
             for message in messages:
                 await store.aadd(session, message)
@@ -81,7 +76,6 @@ class Races:
         ``readers`` readers load ``session_id`` over and over, from the moment ``released`` (an event,
         if given) is set; return what they loaded: for each reader, its loads in order. Readers are
         threads for a sync store, tasks on the scenario's event loop for an async one."""
-        __tracebackhide__ = True
         if self._loop is not None:
             return self.run_awaitable(self._areading_while(store, session_id, readers, asyncio.to_thread(writing),
                                                            released))
@@ -89,7 +83,6 @@ class Races:
         done = threading.Event()
 
         def read() -> None:
-            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
             loaded: list[list[Message]] = []
             seen.append(loaded)
             while not done.is_set():
@@ -110,11 +103,9 @@ class Races:
     async def _areading_while(store: StoreAdapter, session_id: str, readers: int, writing: Awaitable[Any],
                               released: Any = None) -> list[list[list[Message]]]:
         """:meth:`_reading_while` for an async store: ``writing`` is awaited while reader tasks load."""
-        __tracebackhide__ = True
         done, seen = asyncio.Event(), []
 
         async def read() -> None:
-            __tracebackhide__ = True   # a store's exception shows the store's frames, not these
             loaded: list[list[Message]] = []
             seen.append(loaded)
             while not done.is_set():
@@ -141,7 +132,6 @@ class Races:
         readers of this process load the session over and over, as with :meth:`concurrently`; return
         what they loaded. A writer's exception is raised, with its traceback in the process as its
         cause."""
-        __tracebackhide__ = True
         context = writer_context()
         barrier, released = context.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S), context.Event()
         outcomes = context.SimpleQueue()   # written at once, before a writer's os._exit

@@ -53,7 +53,6 @@ class ScenarioServer:
         and start it again on the same port and directory (an append-only file is replayed). The
         stores' connections die with it; they have to reconnect. A server that cannot be started
         again skips the scenario: that is the machine's, not the store's."""
-        __tracebackhide__ = True
         self._close_admin()
         try:
             self._server.restart(hard)

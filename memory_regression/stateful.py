@@ -97,18 +97,15 @@ class MemoryStateMachine(RuleBasedStateMachine):
     @rule(session=sessions, instance=instances, past=st.sampled_from((-1, 0, 1)))
     def fill(self, session: str, instance: int, past: int) -> None:
         """Append until the session holds N-1, N or N+1 messages (at least one more)."""
-        __tracebackhide__ = True   # a failure shows the store's frames and the steps, not these
         self._append(session, instance, target=max(self.window + past, 1))
 
     @rule(session=sessions, instance=instances)
     def append(self, session: str, instance: int) -> None:
-        __tracebackhide__ = True   # a failure shows the store's frames and the steps, not these
         self._append(session, instance)
 
     @precondition(lambda self: self.memory.has(Capability.CLEAR))
     @rule(session=sessions, instance=instances)
     def clear(self, session: str, instance: int) -> None:
-        __tracebackhide__ = True   # a failure shows the store's frames and the steps, not these
         self.coverage.steps += 1
         self.stores[instance].clear(session)
         self.cleared_full[session] = bool(self.window) and len(self.appended[session]) >= self.window
@@ -119,7 +116,6 @@ class MemoryStateMachine(RuleBasedStateMachine):
     @rule(session=sessions, instance=instances)
     def restart(self, session: str, instance: int) -> None:
         """A new instance in place of this one (a restarted worker) appends one message."""
-        __tracebackhide__ = True   # a failure shows the store's frames and the steps, not these
         self.stores[instance] = self.new_store()
         self.generations[instance] += 1
         self._append(session, instance, restarted=True)
@@ -127,13 +123,11 @@ class MemoryStateMachine(RuleBasedStateMachine):
     @rule(session=sessions, instance=instances)
     def repeat(self, session: str, instance: int) -> None:
         """Append a message equal to the session's last (users do say "ok" twice)."""
-        __tracebackhide__ = True   # a failure shows the store's frames and the steps, not these
         self._append(session, instance, repeat=True)
 
     # -- the model --------------------------------------------------------------------------------------
     def _append(self, session: str, instance: int, target: int = 0, repeat: bool = False,
                 restarted: bool = False) -> None:
-        __tracebackhide__ = True   # a failure shows the store's frames and the steps, not these
         self.coverage.steps += 1
         appended = self.appended[session]
         self.writers[session].add((instance, self.generations[instance]))
@@ -149,7 +143,6 @@ class MemoryStateMachine(RuleBasedStateMachine):
 
     def check(self, loads: dict[str, tuple[int, ...]]) -> None:
         """Load each session through the instances given, and compare with the model."""
-        __tracebackhide__ = True   # a failure shows the store's frames and the steps, not these
         for session, instances_ in loads.items():
             appended = self.appended[session]
             expected = expected_count_window(appended, self.window, self.policy) if self.window else appended

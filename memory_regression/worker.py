@@ -26,6 +26,7 @@ from .context import ScenarioContext
 from .capabilities import Capability, UnknownCapability, detect, lookup, lookup_guarantee, skip_reason
 from .binding import StoreBinding
 from .contract import UsageError
+from .frames import without_harness_frames
 from .profiles import TokenCounter
 from .redaction import Redactor, map_strings, sendable
 from .groups import scenario_group
@@ -207,7 +208,6 @@ class ScenarioWorker:
     @pytest.fixture
     def memory(self, request: pytest.FixtureRequest, memory_engine: str) -> Any:
         """The scenario's context: ``memory.store(...)`` builds a store; ``memory.keys()`` lists keys."""
-        __tracebackhide__ = True
         context = ScenarioContext(self, request.node.nodeid, memory_engine)
         request.node.stash[FINDINGS_KEY] = context.findings   # kept even if closing fails
         request.node.stash[WARNINGS_KEY] = context.warnings
@@ -219,6 +219,9 @@ class ScenarioWorker:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
+        if call.excinfo is not None and not item.config.getoption("fulltrace"):
+            without_harness_frames(call.excinfo.value)
+            call.excinfo = pytest.ExceptionInfo.from_exception(call.excinfo.value)
         try:
             report = yield
         except Exception as exc:   # pytest could not render the failure: it stays the scenario's, the rest run

@@ -48,7 +48,6 @@ class StoreRecipe:
 
     def build(self, binding: StoreBinding, client: Any, counter: TokenCounter, session_id: str | None) -> Any:
         """A new store instance on ``client``."""
-        __tracebackhide__ = True
         profile = self.profile or self.settings.profiles[0].unbounded()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         values = {
@@ -156,7 +155,6 @@ def own_adapter(recipe: StoreRecipe, binding: StoreBinding, connection: Connecti
     resources.append(client)
 
     def build(session_id: str | None) -> Any:
-        __tracebackhide__ = True
         instance = recipe.build(binding, client, counter, session_id)
         resources.insert(0, instance)
         return instance

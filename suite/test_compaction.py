@@ -44,7 +44,6 @@ def check_compaction(originals: list[Message], history: list[Message], when: str
     """``history`` keeps the compaction contract for a session of ``originals`` (``known``: groups of
     them whose loss would say how, see compaction_problem): raise a :class:`HistoryMismatch` in store
     terms if not."""
-    __tracebackhide__ = True
     problem = compaction_problem(originals, history, known)
     if problem:
         raise HistoryMismatch(f"{when}: {problem}", expected_after_compaction(originals, history), history)
@@ -52,7 +51,6 @@ def check_compaction(originals: list[Message], history: list[Message], when: str
 
 def check_called(calls: list) -> None:
     """The store's compact called the summariser it was built with (``calls`` holds its calls)."""
-    __tracebackhide__ = True
     if not calls:
         raise AssertionError("compact did not call summarize: the suite cannot tell what it summarised (call the "
                              "summarize the store was built with, on the messages it compacts)")
@@ -66,7 +64,6 @@ def summary_of(history: list[Message]) -> Message | None:
 def check_goes_on(store, originals: list[Message], history: list[Message], when: str) -> list[Message]:
     """Append a few more messages after a compaction: they come after the summary and the messages it
     left, and nothing else changes. Returns the messages appended."""
-    __tracebackhide__ = True
     more = [store.add(SESSION, message)
             for message in numbered_messages(AFTER, "after", start=len(originals))]
     expected, actual = history + more, store.load(SESSION)
@@ -164,7 +161,6 @@ def failed_compaction(memory, store, originals: list[Message], failure: str, cal
     whose calls ``calls`` holds); the history must then be as it was or as a whole compaction leaves
     it, never a mix; then the store goes on: appends work, and a compaction, if the failed one left
     the session as it was."""
-    __tracebackhide__ = True
     try:
         store.compact(SESSION)
         raised = None
@@ -242,7 +238,6 @@ def check_window_after_compaction(memory, store, turns: list[Message], first: in
     compaction keeps the contract on what the window held, and every load gives what ``window``
     keeps of the session since (the summary, then what followed it and every append), with the
     summary in the window or first outside it, as the store says (``summary_in_window``)."""
-    __tracebackhide__ = True
     policy, in_window = memory.window_policy, memory.summary_in_window
     for message in turns[:first]:
         store.add(SESSION, message)

@@ -76,7 +76,6 @@ def check_growth(memory, store, messages: list[Message], first: int, name: str, 
     """Append the first ``first`` messages and measure, append the rest and measure again: the
     session may then take at most ``bound`` times what it took at first; else warn (bounded-storage)
     with the growth seen and ``diagnosis`` (what the store does wrong, and how to fix it)."""
-    __tracebackhide__ = True
     figures, size = measured(memory, store, messages[:first], name)
     for message in messages[first:]:
         store.add(SESSION, message)

@@ -41,7 +41,6 @@ def working(what: str | None, call, store):
     """``call()``, whose exception says that the store does not keep working after ``what`` (None:
     before any restart, where an exception is the store's own); a client of the store's own with a
     known defect is named as the cause where it has one."""
-    __tracebackhide__ = True
     if what is None:
         return call()
     try:
