@@ -5,6 +5,7 @@ exit) is its failure (:class:`OutcomeFromStore`)."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import unittest
 from contextlib import nullcontext
@@ -90,6 +91,15 @@ class StoreAdapter:
             except BaseException as exc:
                 result, error = None, exc
 
+    async def _beside_others(self, steps: Generator[Any, Any, Any]) -> Any:
+        """Run one call's steps beside other calls on the running loop: an async store's as a task of
+        the loop, interleaved with the others at every await, as a service's requests share one
+        loop; a sync store's in a thread of the loop's executor, as a service's requests share one
+        store object from threads. The races of the scenarios are written once on these."""
+        if self.binding.is_async:
+            return await self._await_steps(steps)
+        return await asyncio.to_thread(self._run_steps, steps)
+
     async def _await_steps(self, steps: Generator[Any, Any, Any]) -> Any:
         result, error = None, None
         while True:
@@ -120,8 +130,8 @@ class StoreAdapter:
         return self._run_steps(self._add(session_id, message))
 
     async def aadd(self, session_id: str, message: Message) -> Message:
-        """:meth:`add` as a coroutine of an async store, to run beside others on the scenario's loop."""
-        return await self._await_steps(self._add(session_id, message))
+        """:meth:`add` as a coroutine, to run beside other calls (:meth:`_beside_others`)."""
+        return await self._beside_others(self._add(session_id, message))
 
     def append(self, session_id: str, role: str, content: str) -> None:
         self.add(session_id, Message(role, content))
@@ -159,8 +169,8 @@ class StoreAdapter:
         return self._run_steps(self._load(session_id))
 
     async def aload(self, session_id: str) -> list[Message]:
-        """:meth:`load` as a coroutine of an async store, to run beside others on the scenario's loop."""
-        return await self._await_steps(self._load(session_id))
+        """:meth:`load` as a coroutine, to run beside other calls (:meth:`_beside_others`)."""
+        return await self._beside_others(self._load(session_id))
 
     def _member(self, role: str) -> str:
         name = self.binding.members[role]
@@ -173,8 +183,8 @@ class StoreAdapter:
         return self._run_steps(self._invoke(session_id, self._member(role)))
 
     async def acall(self, role: str, session_id: str) -> Any:
-        """:meth:`call` as a coroutine of an async store, to run beside others on the scenario's loop."""
-        return await self._await_steps(self._invoke(session_id, self._member(role)))
+        """:meth:`call` as a coroutine, to run beside other calls (:meth:`_beside_others`)."""
+        return await self._beside_others(self._invoke(session_id, self._member(role)))
 
     def clear(self, session_id: str) -> None:
         self.call("clear", session_id)
@@ -189,5 +199,5 @@ class StoreAdapter:
         return self.call("consistency", session_id)
 
     async def aconsistent(self, session_id: str) -> Any:
-        """:meth:`consistent` as a coroutine of an async store, to poll on the scenario's loop."""
+        """:meth:`consistent` as a coroutine, to poll beside other calls (:meth:`_beside_others`)."""
         return await self.acall("consistency", session_id)

@@ -288,47 +288,28 @@ class ScenarioContext(Races):
         polls = 0
         started = time.perf_counter()
 
-        def judged(session: str, value: Any, error: Exception | None) -> None:
-            call = f"{store.binding.members['consistency']}({session!r})"
-            if error is not None:
-                raise AssertionError(f"the store's {call} raised {type(error).__name__}: {error} (it says whether "
-                                     "the store's backends agree: return False while they do not, and raise only "
-                                     "when the store cannot tell)") from error
-            if not isinstance(value, bool):
-                raise AssertionError(f"the store's {call} returned {value!r:.80}, not True or False")
-            if value:
-                agreed[session] = time.perf_counter() - started
-
-        def all_agree() -> bool:
+        async def all_agree() -> bool:
             nonlocal polls
             polls += 1
             for session in [s for s in sessions if s not in agreed]:
+                call = f"{store.binding.members['consistency']}({session!r})"
                 try:
-                    value, error = store.consistent(session), None
-                except Exception as exc:
-                    value, error = None, exc
-                judged(session, value, error)
+                    value = await store.aconsistent(session)
+                except Exception as error:
+                    raise AssertionError(f"the store's {call} raised {type(error).__name__}: {error} (it says whether "
+                                         "the store's backends agree: return False while they do not, and raise "
+                                         "only when the store cannot tell)") from error
+                if not isinstance(value, bool):
+                    raise AssertionError(f"the store's {call} returned {value!r:.80}, not True or False")
+                if value:
+                    agreed[session] = time.perf_counter() - started
             return len(agreed) == len(sessions)
 
-        async def all_agree_async() -> bool:
-            nonlocal polls
-            polls += 1
-            for session in [s for s in sessions if s not in agreed]:
-                try:
-                    value, error = await store.aconsistent(session), None
-                except Exception as exc:
-                    value, error = None, exc
-                judged(session, value, error)
-            return len(agreed) == len(sessions)
-
-        policy = dict(stop=tenacity.stop_after_delay(timeout),
-                      wait=tenacity.wait_incrementing(start=0.002, increment=0.002, max=0.05),
-                      retry=tenacity.retry_if_result(lambda done: not done),
-                      retry_error_callback=lambda state: state.outcome.result())
-        if self._loop is None:
-            tenacity.Retrying(**policy)(all_agree)
-        else:
-            self.run_awaitable(tenacity.AsyncRetrying(**policy)(all_agree_async))
+        self.run_awaitable(tenacity.AsyncRetrying(
+            stop=tenacity.stop_after_delay(timeout),
+            wait=tenacity.wait_incrementing(start=0.002, increment=0.002, max=0.05),
+            retry=tenacity.retry_if_result(lambda done: not done),
+            retry_error_callback=lambda state: state.outcome.result())(all_agree))
         return ConsistencyWait(agreed, [s for s in sessions if s not in agreed], polls,
                                time.perf_counter() - started, timeout)
 

@@ -1,8 +1,8 @@
 """Races of writers on one session, as requests and replicas of a service race in production.
 
 :class:`Races` is the part of :class:`~.context.ScenarioContext` that runs them: writers sharing one
-store object (threads for a sync store, tasks on the scenario's event loop for an async one), or
-writers in processes of their own, each binding the store anew; meanwhile readers load the
+store object (threads for a sync store, tasks on the scenario's event loop for an async one, one
+code for both), or writers in processes of their own, each binding the store anew; meanwhile readers load the
 session over and over, and what they saw is returned for the scenario to judge.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable
 
@@ -20,15 +19,19 @@ from .writers import WriterFailed, run_writer, writer_context
 
 RELEASE_POLL_S = 0.002          # how often readers look whether writer processes were released
 BARRIER_TIMEOUT_S = 10           # a writer or reader not started by then breaks a concurrency scenario's start
+RACE_THREADS = 32                # at most, for a sync store's calls in a race (started as they are needed)
 
 
 class Races:
-    """Mixed into :class:`~.context.ScenarioContext`, whose ``_loop`` (the scenario's event loop, None
-    for a sync store), ``run_awaitable`` and ``_recipes`` (what each store was built from) it uses."""
+    """Mixed into :class:`~.context.ScenarioContext`, whose ``run_awaitable`` (runs a coroutine on the
+    scenario's event loop, or on a loop of its own for a sync store) and ``_recipes`` (what each
+    store was built from) it uses. Every race is written once, as tasks on one loop: the store's
+    calls run beside each other as the adapter runs them (:meth:`.StoreAdapter.aadd`), an async
+    store's as tasks interleaved at every await, a sync store's in threads sharing one store object."""
 
-    _loop: asyncio.Runner | None
     _recipes: dict[StoreAdapter, Any]
     run_awaitable: Callable[[Any], Any]
+
     def concurrently(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
                      readers: int = 0, sessions: list[str] | None = None) -> list[list[list[Message]]]:
         """Append each list in ``writers`` to ``session_id`` (or to its own of ``sessions``, one per
@@ -40,26 +43,10 @@ class Races:
         sessions = sessions or [session_id] * len(writers)
         for session in {session_id, *sessions}:
             store.instance_for(session)   # a per-session store is built once, before the race
-        if self._loop is not None:
-            return self.run_awaitable(self._tasks(store, session_id, writers, readers, sessions))
-        barrier = threading.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S)
+        return self.run_awaitable(self._race(store, session_id, writers, readers, sessions))
 
-        def write(session: str, messages: list[Message]) -> None:
-            barrier.wait()
-            for message in messages:
-                store.add(session, message)
-
-        with ThreadPoolExecutor(len(writers)) as pool:
-            writing = [pool.submit(write, session, messages) for session, messages in zip(sessions, writers)]
-
-            def written() -> None:
-                for future in writing:
-                    future.result()
-            return self._reading_while(store, session_id, readers, written)
-
-    async def _tasks(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
-                     readers: int, sessions: list[str]) -> list[list[list[Message]]]:
-        """:meth:`concurrently` for an async store: tasks on one loop, interleaved at every await."""
+    async def _race(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
+                    readers: int, sessions: list[str]) -> list[list[list[Message]]]:
         barrier = asyncio.Barrier(len(writers))
 
         async def write(session: str, messages: list[Message]) -> None:
@@ -67,42 +54,17 @@ class Races:
             for message in messages:
                 await store.aadd(session, message)
 
-        return await self._areading_while(store, session_id, readers, asyncio.gather(
+        return await self._reading_while(store, session_id, readers, asyncio.gather(
             *(write(session, messages) for session, messages in zip(sessions, writers))))
 
-    def _reading_while(self, store: StoreAdapter, session_id: str, readers: int, writing: Callable[[], Any],
-                       released: Any = None) -> list[list[list[Message]]]:
-        """Call ``writing`` (it returns when the writers are done, raising a writer's exception) while
-        ``readers`` readers load ``session_id`` over and over, from the moment ``released`` (an event,
-        if given) is set; return what they loaded: for each reader, its loads in order. Readers are
-        threads for a sync store, tasks on the scenario's event loop for an async one."""
-        if self._loop is not None:
-            return self.run_awaitable(self._areading_while(store, session_id, readers, asyncio.to_thread(writing),
-                                                           released))
-        seen: list[list[list[Message]]] = []
-        done = threading.Event()
-
-        def read() -> None:
-            loaded: list[list[Message]] = []
-            seen.append(loaded)
-            while not done.is_set():
-                if released is None or released.wait(RELEASE_POLL_S):
-                    loaded.append(store.load(session_id))
-
-        with ThreadPoolExecutor(max(readers, 1)) as pool:
-            reading = [pool.submit(read) for _ in range(readers)]
-            try:
-                writing()
-            finally:
-                done.set()
-            for future in reading:
-                future.result()
-        return seen
-
     @staticmethod
-    async def _areading_while(store: StoreAdapter, session_id: str, readers: int, writing: Awaitable[Any],
-                              released: Any = None) -> list[list[list[Message]]]:
-        """:meth:`_reading_while` for an async store: ``writing`` is awaited while reader tasks load."""
+    async def _reading_while(store: StoreAdapter, session_id: str, readers: int, writing: Awaitable[Any],
+                             released: Any = None) -> list[list[list[Message]]]:
+        """Await ``writing`` (done when the writers are, raising a writer's exception) while ``readers``
+        readers load ``session_id`` over and over, from the moment ``released`` (an event, if given)
+        is set; return what they loaded: for each reader, its loads in order."""
+        if not store.binding.is_async:   # a loop of the race's own: threads enough for every writer and reader
+            asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(RACE_THREADS))
         done, seen = asyncio.Event(), []
 
         async def read() -> None:
@@ -150,7 +112,8 @@ class Races:
                     raise exc from WriterFailed(text)
 
         try:
-            return self._reading_while(store, session_id, readers, writing, released)
+            return self.run_awaitable(self._reading_while(store, session_id, readers, asyncio.to_thread(writing),
+                                                          released))
         except BaseException:
             barrier.abort()   # the others stop waiting for a writer that will not come
             raise
