@@ -219,7 +219,8 @@ class ScenarioWorker:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
-        if call.excinfo is not None and not item.config.getoption("fulltrace"):
+        # --full-trace keeps the harness's frames (the option is not there without pytest's terminal plugin)
+        if call.excinfo is not None and not item.config.getoption("fulltrace", False):
             without_harness_frames(call.excinfo.value)
             call.excinfo = pytest.ExceptionInfo.from_exception(call.excinfo.value)
         try:
