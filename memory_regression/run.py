@@ -29,10 +29,11 @@ from .interrupts import INTERRUPTS
 from .leftovers import become_subreaper, children, end_leftovers
 from .profiles import profile_fields
 from .redaction import Redactor, map_strings
-from .results import Outcome, RunSummary, ScenarioResult, Status
+from .results import Outcome, RunSummary, Status
 from .settings import Settings
 from .loader import raised_in
 from .nodeids import engine_of, report_order, scenario_from_nodeid
+from .recording import Recorder
 from .outcomes import add_to_verdict
 from .supervisor import DirectChannel, Supervisor
 from .verdict import RunFacts, verdict
@@ -65,7 +66,7 @@ class SuiteRun:
         self.redactor = Redactor(self.secrets)
         self.engines: Engines | None = None
         self.supervisor: Supervisor | None = None
-        self.results: dict[str, ScenarioResult] = {}
+        self.recorder = Recorder(self.summary, self._scenario_info)
         self.collection_errors: list[str] = []
         self.stopped: tuple[Status, str] | None = None     # why the run stopped early, if it did
         self.workers = 0                                    # 0: scenarios run in this process
@@ -272,7 +273,7 @@ class SuiteRun:
         from one caused by the store."""
         if report.failed and self.stopped is None and self.engines is not None:
             self._examine_server(report)
-        self._record(report)
+        self.recorder.record(report)
         result = yield
         if report.nodeid in self.crashed:
             self.crashed.discard(report.nodeid)
@@ -306,46 +307,10 @@ class SuiteRun:
         elif not check.usable:
             self.stop(Status.REDIS_ERROR, f"Redis went away during {report.nodeid}: {check.note}")
 
-    def _record(self, report: pytest.TestReport) -> None:
-        result = self._result(report.nodeid)
-        recorded = report.nodeid in self.results
-        if report.when == "call" or (not recorded and not report.passed):
-            result.outcome = (Outcome.SKIPPED if report.skipped else Outcome.PASSED if report.passed
-                              else Outcome.FAILED if report.when == "call" else Outcome.ERROR)
-        elif recorded and report.failed:   # a teardown failing after the call
-            result.outcome = Outcome.ERROR
-        verdict = getattr(report, "memory_verdict", None)
-        if verdict is not None and (report.failed or report.skipped):
-            result.message, result.details = verdict["message"], verdict["details"]
-        if recorded or report.when == "call" or not report.passed:
-            result.duration_s = round(result.duration_s + report.duration, 4)
-            self.results[report.nodeid] = result
-        result.findings += getattr(report, "memory_findings", [])
-        result.warnings += getattr(report, "memory_warnings", [])
-        result.measurements += getattr(report, "memory_measurements", [])
-        for key in getattr(report, "memory_keys_without_ttl", []):
-            if len(self.summary.keys_without_ttl) < reports.MAX_KEYS_WITHOUT_TTL:
-                self.summary.keys_without_ttl.append(f"{key} ({report.nodeid})")
-        report.user_properties = self._properties(result)
-        if report.failed and result.message:
-            html_report.attach_diagnosis(report, result)
-
-    def _result(self, nodeid: str) -> ScenarioResult:
-        if nodeid in self.results:
-            return self.results[nodeid]
+    def _scenario_info(self, nodeid: str) -> dict[str, Any]:
         self.supervisor.drain()
-        info = self.supervisor.scenarios.get(nodeid) or scenario_from_nodeid(
+        return self.supervisor.scenarios.get(nodeid) or scenario_from_nodeid(
             nodeid, engine_of(nodeid, [e.name for e in self.engines] if self.engines else []))
-        return ScenarioResult(nodeid, info["scenario"], info["group"], info["point"], list(info["requires"]),
-                              engine=info["engine"], guarantees=list(info.get("guarantees", [])))
-
-    def _properties(self, result: ScenarioResult) -> list[tuple[str, str]]:
-        window = result.point.removeprefix("N=") if result.point.startswith("N=") else ""
-        profile = result.point if result.point and not window else ""
-        return [("scenario", result.scenario), ("group", result.group),
-                ("capability", "+".join(result.requires) or "core"), ("window", window),
-                ("profile", profile), ("backend", self.summary.backend or ""),
-                *([("engine", result.engine)] if result.engine else []), *result.properties()]
 
     # -- the end -----------------------------------------------------------------------------------
     @pytest.hookimpl(wrapper=True, trylast=True)
@@ -395,7 +360,8 @@ class SuiteRun:
 
     def judge(self, session: pytest.Session | None, exitstatus: int) -> None:
         summary = self.summary
-        summary.results = sorted(self.results.values(), key=lambda r: self.order.get(r.nodeid, len(self.order)))
+        summary.results = sorted(self.recorder.results.values(),
+                                 key=lambda r: self.order.get(r.nodeid, len(self.order)))
         bound = self.supervisor.bound if self.supervisor else None
         if bound:
             summary.store_file, summary.store_line = bound["file"], bound["line"]
