@@ -284,7 +284,7 @@ class SuiteRun:
         if report.failed and self.stopped is None and self.engines is not None:
             self.supervisor.drain()
             if self.supervisor.aborts:   # the store cannot be run here (a Redis module it needs)
-                self.stop(Status(self.supervisor.aborts[0]["status"]), self.supervisor.aborts[0]["message"])
+                self.stop(Status(self.supervisor.aborts[0].status), self.supervisor.aborts[0].message)
         if self.stopped:
             pytest.exit(self.stopped[1], returncode=int(self.stopped[0].exit_code))
         return result

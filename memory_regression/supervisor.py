@@ -27,7 +27,6 @@ direct call and nothing is cut off.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import shutil
@@ -44,8 +43,8 @@ from typing import Any
 from .call_page import Call, call_page_path, read_call
 from .leftovers import is_child
 from .results import Status
+from .worker_messages import MESSAGE_LIMIT, Abort, Bound, End, Hello, Start, WorkerMessage, decode, encode
 
-MESSAGE_LIMIT = 60_000           # bytes of one datagram; longer texts are cut by the sender
 DUMP_GRACE_S = 0.3               # time a worker gets to write its stack before it is killed
 FINISH_GRACE_S = 1.0             # time a worker gets to exit by itself once the run is over
 POLL_S = 0.5                     # the longest the runner goes without reading the workers' call pages
@@ -60,17 +59,16 @@ ABORTS = frozenset(str(status) for status in (Status.USAGE_ERROR, Status.REDIS_E
 
 
 class WorkerChannel:
-    """A worker's end: sends JSON datagrams to the runner."""
+    """A worker's end: sends its messages to the runner, as datagrams (:func:`.worker_messages.encode`)."""
 
     def __init__(self, address: str, worker: str):
         self.address = address
         self.worker = worker
         self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 
-    def send(self, kind: str, **fields: Any) -> None:
-        data = json.dumps({"kind": kind, "worker": self.worker, **fields}).encode()
+    def send(self, message: WorkerMessage) -> None:
         try:
-            self._socket.sendto(data[:MESSAGE_LIMIT], self.address)
+            self._socket.sendto(encode(self.worker, message), self.address)
         except OSError:
             pass  # the runner is gone; this worker dies with it
 
@@ -82,8 +80,8 @@ class DirectChannel:
         self.supervisor = supervisor
         self.worker = worker
 
-    def send(self, kind: str, **fields: Any) -> None:
-        self.supervisor.receive({"kind": kind, "worker": self.worker, **fields})
+    def send(self, message: WorkerMessage) -> None:
+        self.supervisor.receive(self.worker, message)
 
 
 @dataclass(frozen=True)
@@ -194,7 +192,7 @@ class Supervisor:
         self.address = str(self.directory / "supervisor.sock")
         self.workers: dict[str, WorkerState] = {}
         self.bound: dict[str, Any] | None = None          # the first store description a worker sent
-        self.aborts: list[dict[str, Any]] = []            # workers that could not run the store
+        self.aborts: list[Abort] = []                     # workers that could not run the store
         self.scenarios: dict[str, dict[str, Any]] = {}    # nodeid -> what a worker said about it
         self._lock = threading.RLock()
         self._socket: socket.socket | None = None
@@ -230,41 +228,48 @@ class Supervisor:
                 if sender is None:
                     continue   # another user's process, or no credentials: not the run's
                 try:
-                    self.receive(json.loads(data), sender)
-                except (ValueError, KeyError, TypeError):
+                    worker, message = decode(data)
+                except ValueError:   # JSON's errors are ValueErrors too
                     continue
+                self.receive(worker, message, sender)
 
-    def receive(self, message: dict[str, Any], sender: int | None = None) -> None:
-        """One message of a worker; ``sender``: the pid that sent it, as the kernel says (None when
-        the scenarios run in this process and the message comes by a direct call)."""
+    def receive(self, worker: str, message: WorkerMessage, sender: int | None = None) -> None:
+        """One message of ``worker``, handed to its kind's handler (``worker_<kind>``); ``sender``: the
+        pid that sent it, as the kernel says (None when the scenarios run in this process and the
+        message comes by a direct call)."""
         with self._lock:
-            worker, kind = message["worker"], message["kind"]
-            now = time.monotonic()
-            if kind == "hello":
-                pid = int(message["pid"])
-                if sender is not None and (pid != sender or not is_child(pid)):
-                    return   # a worker names itself; any other pid is not the runner's to signal
-                self.workers[worker] = WorkerState(pid, call_page_path(self.directory, worker, pid),
-                                                   deadline=now + self.timeout)
+            if isinstance(message, Hello):
+                self.worker_hello(worker, message, sender)
                 return
             state = self.workers.get(worker)
             if sender is not None and (state is None or state.pid != sender):
                 return   # only a worker that said hello speaks for itself, from its own process
-            if kind == "bound":
-                self.bound = self.bound or message["store"]
-            elif kind == "abort" and message.get("status") in ABORTS:
-                self.aborts.append(message)
-            elif kind == "start":
-                self.scenarios.setdefault(message["nodeid"], message["scenario"])
-            if state is None:
-                return
-            if kind in ("bound", "end"):
-                state.phase, state.since, state.deadline = "idle", now, None
-                if kind == "end":
-                    state.nodeid = message["nodeid"]
-            elif kind == "start":
-                state.phase, state.nodeid, state.since = "scenario", message["nodeid"], now
-                state.deadline = now + self.timeout
+            getattr(self, f"worker_{message.kind}")(state, message)
+
+    def worker_hello(self, worker: str, message: Hello, sender: int | None) -> None:
+        if sender is not None and (message.pid != sender or not is_child(message.pid)):
+            return   # a worker names itself; any other pid is not the runner's to signal
+        self.workers[worker] = WorkerState(message.pid, call_page_path(self.directory, worker, message.pid),
+                                           deadline=time.monotonic() + self.timeout)
+
+    def worker_bound(self, state: WorkerState | None, message: Bound) -> None:
+        self.bound = self.bound or message.store
+        if state is not None:
+            state.phase, state.since, state.deadline = "idle", time.monotonic(), None
+
+    def worker_abort(self, state: WorkerState | None, message: Abort) -> None:
+        if message.status in ABORTS:
+            self.aborts.append(message)
+
+    def worker_start(self, state: WorkerState | None, message: Start) -> None:
+        self.scenarios.setdefault(message.nodeid, message.scenario)
+        if state is not None:
+            now = time.monotonic()
+            state.phase, state.nodeid, state.since, state.deadline = "scenario", message.nodeid, now, now + self.timeout
+
+    def worker_end(self, state: WorkerState | None, message: End) -> None:
+        if state is not None:
+            state.phase, state.nodeid, state.since, state.deadline = "idle", message.nodeid, time.monotonic(), None
 
     # -- deadlines ----------------------------------------------------------------------------------
     def _watch(self) -> None:

@@ -10,11 +10,11 @@ then the scenarios' outcomes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from pytest import ExitCode as PytestExit
 
 from .results import Outcome, RunSummary, Status
+from .worker_messages import Abort
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class RunFacts:
     stopped: tuple[Status, str] | None = None    # why the runner stopped before judging the store
     interrupted_by: str | None = None            # the signal that interrupted the run (SIGINT, SIGTERM)
     collection_errors: tuple[str, ...] = ()      # the suite's files that could not be loaded
-    aborts: tuple[dict[str, Any], ...] = ()      # workers that could not run the store: status, message
+    aborts: tuple[Abort, ...] = ()               # workers that could not run the store
 
 
 def verdict(facts: RunFacts) -> tuple[Status, str | None]:
@@ -43,7 +43,7 @@ def verdict(facts: RunFacts) -> tuple[Status, str | None]:
         return Status.SUITE_ERROR, ("the suite's own files could not be loaded (a broken installation?):\n"
                                     + "\n".join(facts.collection_errors)[-3000:])
     if facts.aborts:
-        return Status(facts.aborts[0]["status"]), facts.aborts[0]["message"]
+        return Status(facts.aborts[0].status), facts.aborts[0].message
     if exitstatus == PytestExit.NO_TESTS_COLLECTED:
         return Status.USAGE_ERROR, "no scenario was selected: check the -k expression"
     if not summary.results:

@@ -37,6 +37,7 @@ from .results import LISTED_NOT_RUN, Status
 from .settings import Settings
 from .call_page import CallPage, call_page_path
 from .writers import bind, counter_for
+from .worker_messages import Abort, Bound, End, Hello, Start
 
 
 KEYS_WITHOUT_TTL_KEY = pytest.StashKey[list]()
@@ -75,7 +76,7 @@ class ScenarioWorker:
         # the store call in progress, for the runner to cut off past the call timeout (in the runner
         # itself, -n 0, nothing is cut off)
         self.calls = CallPage(call_page_path(scratch, channel.worker, os.getpid()) if dump_path else None)
-        self.channel.send("hello", pid=os.getpid())
+        self.channel.send(Hello(os.getpid()))
 
     # -- binding the store ----------------------------------------------------------------------
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -88,7 +89,7 @@ class ScenarioWorker:
         if session.config.option.collectonly:
             return
         try:
-            self.channel.send("bound", store=self._bind())
+            self.channel.send(Bound(self._bind()))
         except UsageError as exc:
             self.abort(Status.USAGE_ERROR, str(exc))
         except (redis.RedisError, OSError) as exc:
@@ -141,7 +142,7 @@ class ScenarioWorker:
     def abort(self, status: Status, message: str) -> None:
         """This worker cannot run the store: the runner stops the run with ``status``."""
         self.aborted = True
-        self.channel.send("abort", status=status.value, message=self.redactor.text(message))
+        self.channel.send(Abort(status.value, self.redactor.text(message)))
 
     # -- collection -------------------------------------------------------------------------------
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
@@ -173,10 +174,10 @@ class ScenarioWorker:
 
     # -- running ---------------------------------------------------------------------------------
     def pytest_runtest_logstart(self, nodeid: str) -> None:
-        self.channel.send("start", nodeid=nodeid, scenario=self.scenarios.get(nodeid, {}))
+        self.channel.send(Start(nodeid, self.scenarios.get(nodeid, {})))
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        self.channel.send("end", nodeid=nodeid)
+        self.channel.send(End(nodeid))
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         missing = [Capability(c) for c in self.scenarios[item.nodeid]["requires"]

@@ -6,6 +6,7 @@ from pytest import ExitCode
 
 from memory_regression.results import Outcome, RunSummary, ScenarioResult, Status
 from memory_regression.verdict import RunFacts, verdict
+from memory_regression.worker_messages import Abort
 from tests.test_engines import engines_summary
 
 OK, FAILED = int(ExitCode.OK), int(ExitCode.TESTS_FAILED)
@@ -21,7 +22,7 @@ def summary(*outcomes):
 
 PASSED_ONE = summary(Outcome.PASSED)
 FAILED_ONE = summary(Outcome.PASSED, Outcome.FAILED)
-ABORT = {"status": "usage error", "message": "the store needs RediSearch"}
+ABORT = Abort("usage error", "the store needs RediSearch")
 
 
 @pytest.mark.parametrize("facts, expected", [

@@ -1,0 +1,41 @@
+"""The worker's messages to the runner (memory_regression/worker_messages.py): each kind goes over
+the wire and back unchanged; anything that is not one of them, or lacks a field of its type, is
+refused; a message too long for one datagram has its text cut and stays whole JSON. The channel's
+end to end defence (who may send them) is tests/test_channel.py's."""
+
+import json
+
+import pytest
+
+from memory_regression.worker_messages import (MESSAGE_LIMIT, Abort, Bound, End, Hello, Start, decode,
+                                               encode)
+
+
+@pytest.mark.parametrize("message", [
+    Hello(4242), Bound({"store": "s.py:S", "shape": "role, content"}), Abort("usage error", "no RediSearch"),
+    Start("suite/test_core.py::test_x", {"scenario": "test_x", "requires": []}), End("suite/test_core.py::test_x"),
+], ids=lambda message: message.kind)
+def test_every_kind_goes_over_the_wire_and_back(message):
+    assert decode(encode("gw1", message)) == ("gw1", message)
+
+
+@pytest.mark.parametrize("data", [
+    b"not json", b"[1, 2]", b'{"kind": "hello", "pid": 1}',                       # no worker
+    b'{"kind": "bye", "worker": "gw0"}',                                           # no such kind
+    b'{"kind": "hello", "worker": "gw0"}',                                         # no pid
+    b'{"kind": "hello", "worker": "gw0", "pid": "1"}',                              # a pid that is no int
+    b'{"kind": "hello", "worker": "gw0", "pid": true}',
+    b'{"kind": "abort", "worker": "gw0", "status": "passed"}',                     # no message
+    b'{"kind": "start", "worker": "gw0", "nodeid": "x", "scenario": []}',
+])
+def test_anything_else_is_refused(data):
+    with pytest.raises(ValueError):
+        decode(data)
+
+
+def test_a_message_too_long_for_a_datagram_has_its_text_cut():
+    data = encode("gw0", Abort("suite error", "Traceback ✓ " * 20_000))
+    assert len(data) <= MESSAGE_LIMIT
+    worker, message = decode(data)
+    assert message.status == "suite error" and message.message.startswith("Traceback ✓ ")
+    assert message.message.endswith(" [cut]") and json.loads(data)["worker"] == worker == "gw0"
