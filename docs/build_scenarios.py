@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memory_regression.groups import scenario_group  # noqa: E402
+from memory_regression.groups import scenario_group, suite_files  # noqa: E402
 
 PAGE = ROOT / "docs" / "scenarios.md"
 HEADER = """# Scenarios
@@ -80,7 +80,7 @@ def _facts(function: ast.FunctionDef, module_markers: list[ast.expr], constants:
 
 def render() -> str:
     parts = [HEADER]
-    for path in sorted((ROOT / "suite").glob("test_*.py")):
+    for path in suite_files():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         group, module_markers, constants = scenario_group(path.name), _module_markers(tree), _constants(tree)
         parts.append(f"## {group}\n\n`suite/{path.name}`\n\n{ast.get_docstring(tree) or ''}\n")

@@ -29,6 +29,11 @@ def suite_directory() -> Path:
         return Path(__file__).resolve().parent.parent / "suite"
 
 
+def suite_files() -> list[Path]:
+    """The suite's scenario files, one per group, in name order."""
+    return sorted(suite_directory().glob("test_*.py"))
+
+
 def scenario_group(path: str) -> str:
     """A scenario's group, from its file: ``suite/test_count_window.py`` is ``count-window``."""
     return path.rsplit("/", 1)[-1].removesuffix(".py").removeprefix("test_").replace("_", "-")
