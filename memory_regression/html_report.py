@@ -14,8 +14,9 @@ import pytest
 from .groups import describe_groups
 from .diagnosis import Listing
 from .reference import messages
-from .renderings import engines_line, figure_label, footprint_cells, headline, latency_cells, size_text, verdicts_differ
-from .results import LATENCY_OPERATIONS, NO_POINT, RunSummary, ScenarioResult, Status
+from .figures import LATENCY_OPERATIONS, NO_POINT, PERCENTILES, FootprintFigure, LatencyFigure, size_text
+from .renderings import engines_line, headline, verdicts_differ
+from .results import RunSummary, ScenarioResult, Status
 
 STYLE = """<style>
 .memory-verdict {border-left: 8px solid #b60; background: #fff4e0; padding: 4px 12px; margin: 8px 0}
@@ -50,7 +51,6 @@ CHART_WIDTH = 620        # pixels of an inline SVG chart (it shrinks to the page
 LABEL_WIDTH = 125        # ... of its row labels
 BAR_ROOM = 330           # ... of its longest bar
 STORE_COLOUR, FLOOR_COLOUR, BOUND_COLOUR = "#36c", "#aaa", "#b00"
-PERCENTILES = ("p50", "p95", "p99")
 
 
 def html_summary(summary: RunSummary) -> list[str]:
@@ -111,23 +111,21 @@ def figures_html(summary: RunSummary) -> list[str]:
     messages and after the rest, against the bound), drawn as inline SVG, so that the report stays
     one self-contained file that needs no script; and a table of the footprint figures."""
     parts = []
-    latency, footprint = summary.measured("latency"), summary.measured("footprint")
+    latency, footprint = summary.figures("latency"), summary.figures("footprint")
     if latency:
         parts.append("<h3>Latency</h3><p>Milliseconds: the store's append and load (blue) against the raw Redis "
                      "floor of the same sizes (grey, RPUSH and LRANGE through redis-py on the same server, in the "
                      "same run); the ratio is the store's percentile over the floor's.</p>")
-        parts.append("<div class='memory-charts'>" + "".join(_latency_chart(entry) for entry in latency) + "</div>")
+        parts.append("<div class='memory-charts'>" + "".join(_latency_chart(figure) for figure in latency) + "</div>")
     if footprint:
         parts.append("<h3>Storage footprint</h3><p>MEMORY USAGE (SAMPLES 0) of the session's keys after its first "
                      "messages (a full window; 10 under a roomy one) and after the rest (ten windows' worth; twice "
                      "the messages); the red line is the most allowed.</p>")
         parts.append("<table class='memory-figures memory-footprint'><tr><th>where</th><th>messages</th><th>bytes</th>"
                      "<th>per message</th><th>content per message</th><th>overhead</th><th>growth</th></tr>" + "".join(
-                         "<tr>" + "".join(f"<td>{html.escape(text)}</td>" for text in (
-                             figure_label(entry), *(footprint_cells(entry)[name] for name in (
-                                 "messages", "bytes", "per_message", "content", "overhead", "growth")))) + "</tr>"
-                         for entry in footprint) + "</table>")
-        charts = [_footprint_chart(entry) for entry in footprint if entry.get("bytes_after") is not None]
+                         "<tr>" + "".join(f"<td>{html.escape(text)}</td>" for text in figure.markdown_cells()) + "</tr>"
+                         for figure in footprint) + "</table>")
+        charts = [_footprint_chart(figure) for figure in footprint if figure.bytes_after is not None]
         if charts:
             parts.append("<div class='memory-charts'>" + "".join(charts) + "</div>")
     return parts
@@ -140,41 +138,39 @@ def _bar(y: float, width: float, colour: str, text: str) -> str:
             f"<text x='{LABEL_WIDTH + width + 4:.1f}' y='{y + 10:.0f}'>{html.escape(text)}</text>")
 
 
-def _latency_chart(entry: dict) -> str:
+def _latency_chart(figure: LatencyFigure) -> str:
     """One latency figure as an SVG bar chart: per operation and percentile, the store's bar over
     the floor's, each labelled with its milliseconds, the store's with its ratio to the floor."""
     rows = [(operation, name) for operation in LATENCY_OPERATIONS for name in PERCENTILES]
-    values = [(entry.get(o) or {}).get(f"{prefix}{n}_ms") or 0.0 for o, n in rows for prefix in ("", "floor_")]
+    values = [figure.operation(o).ms(n, floor) or 0.0 for o, n in rows for floor in (False, True)]
     scale = BAR_ROOM / max(max(values), 1e-9)
-    title = f"latency at {figure_label(entry)}: {entry.get('samples', '?')} samples of each"
+    title = f"latency at {figure.label}: {'?' if figure.samples is None else figure.samples} samples of each"
     height = 36 + 30 * len(rows)
     body = [f"<text x='0' y='14' font-weight='bold'>{html.escape(title)}</text>"]
     for index, (operation, name) in enumerate(rows):
-        found, y = entry.get(operation) or {}, 26 + 30 * index
-        own, floor = found.get(f"{name}_ms") or 0.0, found.get(f"floor_{name}_ms") or 0.0
-        ratio = found.get(f"ratio_{name}")
+        found, y = figure.operation(operation), 26 + 30 * index
+        own, floor = found.ms(name) or 0.0, found.ms(name, floor=True) or 0.0
         body.append(f"<text x='0' y='{y + 16}'>{html.escape(f'{operation} {name}')}</text>")
-        body.append(_bar(y, own * scale, STORE_COLOUR, f"{own:.3f} ms ({ratio}× the floor)"))
+        body.append(_bar(y, own * scale, STORE_COLOUR, f"{own:.3f} ms ({found.ratio(name)}× the floor)"))
         body.append(_bar(y + 13, floor * scale, FLOOR_COLOUR, f"floor {floor:.3f} ms"))
-    budgets = latency_cells(entry)["budget"]
-    body.append(f"<text x='0' y='{height - 4}'>budget (p95): {html.escape(budgets)}</text>")
+    body.append(f"<text x='0' y='{height - 4}'>budget (p95): {html.escape(figure.cells()['budget'])}</text>")
     return (f"<figure><svg class='memory-latency-chart' xmlns='http://www.w3.org/2000/svg' role='img' "
             f"viewBox='0 0 {CHART_WIDTH} {height}' width='{CHART_WIDTH}' height='{height}'>"
             f"<title>{html.escape(title)}</title>{''.join(body)}</svg></figure>")
 
 
-def _footprint_chart(entry: dict) -> str:
+def _footprint_chart(figure: FootprintFigure) -> str:
     """One footprint figure as an SVG bar chart: the session's bytes after the first messages and
     after all of them, and the bound as a red line."""
-    first, after, bound = entry["bytes"], entry["bytes_after"], entry.get("bound") or 0
+    first, after, bound = figure.bytes, figure.bytes_after or 0, figure.bound or 0
     scale = BAR_ROOM / max(after, first * bound, 1)
-    title = f"footprint at {figure_label(entry)}: growth {entry.get('growth')}× (at most {bound}×)"
-    colour = STORE_COLOUR if entry.get("bounded") else BOUND_COLOUR
+    title = f"footprint at {figure.label}: growth {figure.growth}× (at most {bound}×)"
+    colour = STORE_COLOUR if figure.bounded else BOUND_COLOUR
     limit = LABEL_WIDTH + first * bound * scale
     body = [f"<text x='0' y='14' font-weight='bold'>{html.escape(title)}</text>",
-            f"<text x='0' y='36'>after {int(entry.get('messages', 0))} appends</text>",
+            f"<text x='0' y='36'>after {int(figure.messages or 0)} appends</text>",
             _bar(26, first * scale, STORE_COLOUR, size_text(first)),
-            f"<text x='0' y='62'>after {int(entry.get('appends_after', 0))} appends</text>",
+            f"<text x='0' y='62'>after {int(figure.appends_after or 0)} appends</text>",
             _bar(52, after * scale, colour, size_text(after)),
             f"<line x1='{limit:.1f}' y1='22' x2='{limit:.1f}' y2='68' stroke='{BOUND_COLOUR}' stroke-dasharray='4 2'/>"]
     return (f"<figure><svg class='memory-footprint-chart' xmlns='http://www.w3.org/2000/svg' role='img' "

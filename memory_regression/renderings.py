@@ -9,7 +9,8 @@ import re
 
 from .capabilities import REGISTRY
 from .groups import describe_groups
-from .results import LATENCY_OPERATIONS, LISTED_NOT_RUN, NO_POINT, Outcome, RunSummary
+from .figures import KINDS, NO_POINT
+from .results import LISTED_NOT_RUN, Outcome, RunSummary
 
 SUMMARY_MD_LIMIT = 1024 * 1024 - 4096   # GitHub's job summary takes 1 MiB per step
 FAILURES_IN_SUMMARY = 10
@@ -59,101 +60,20 @@ def engines_line(summary: RunSummary) -> str:
     return ", ".join(engine["title"] for engine in summary.engines)
 
 
-def size_text(size: float) -> str:
-    """Bytes as a person reads them: 812 B, 12.3 KB, 4.0 MB."""
-    if size < 1024:
-        return f"{size:,.0f} B"
-    return f"{size / 1024:,.1f} KB" if size < 1024 * 1024 else f"{size / 1024 / 1024:,.1f} MB"
-
-
-def _ms(value: float | None) -> str:
-    return "?" if value is None else f"{value:.3f}" if value < 10 else f"{value:,.1f}"
-
-
-def _times(value: float | None) -> str:
-    return "?" if value is None else f"{value:g}×"
-
-
-def figure_label(entry: dict) -> str:
-    """Where a figure was measured: its window or profile (``N=5``, ``small-4k``, ``unwindowed``),
-    and its engine when the run has several."""
-    label = entry.get("window") or entry.get("point") or NO_POINT
-    return f"{label} on {entry['engine']}" if entry.get("engine") else label
-
-
-def latency_cells(entry: dict) -> dict[str, str]:
-    """One latency figure as text: each operation's p50 / p95 / p99 in ms, the floor's, its p50 and
-    p95 as multiples of the floor's, and the budgets given."""
-    cells = {}
-    for operation in LATENCY_OPERATIONS:
-        found = entry.get(operation) or {}
-        cells[operation] = " / ".join(_ms(found.get(name)) for name in ("p50_ms", "p95_ms", "p99_ms"))
-        cells[f"{operation}_floor"] = " / ".join(_ms(found.get(f"floor_{name}"))
-                                                 for name in ("p50_ms", "p95_ms", "p99_ms"))
-        cells[f"{operation}_ratio"] = f"{_times(found.get('ratio_p50'))} / {_times(found.get('ratio_p95'))}"
-    budgets = [f"{operation} {entry[operation]['budget_ms']:g} ms" for operation in LATENCY_OPERATIONS
-               if (entry.get(operation) or {}).get("budget_ms") is not None]
-    cells["budget"] = ", ".join(budgets) or "none"
-    return cells
-
-
-def footprint_cells(entry: dict) -> dict[str, str]:
-    """One footprint figure as text: what the first messages took, per message against their
-    content, and the growth after the rest (none without a window)."""
-    cells = {"messages": str(entry.get("messages", "?")), "bytes": size_text(entry.get("bytes", 0)),
-             "per_message": f"{entry.get('bytes_per_message', 0):,.0f} B",
-             "content": f"{entry.get('content_bytes_per_message', 0):,.0f} B",
-             "overhead": _times(entry.get("overhead_ratio")), "growth": "no window, not judged"}
-    if entry.get("bytes_after") is not None:
-        cells["growth"] = (f"{size_text(entry['bytes_after'])} after {entry['appends_after']} appends: "
-                           f"{_times(entry.get('growth'))} (at most {entry.get('bound')}×)")
-    return cells
-
-
 def render_figures_markdown(summary: RunSummary) -> list[str]:
     """summary.md's latency and footprint tables."""
     lines: list[str] = []
-    latency = summary.measured("latency")
-    if latency:
-        lines += ["", "### Latency", "",
-                  "Milliseconds, p50 / p95 / p99, beside the raw Redis floor measured in the same run (RPUSH and "
-                  "LRANGE of the same sizes through redis-py on the same server); × floor: the store's p50 and p95 as "
-                  "multiples of the floor's.", "",
-                  "| where | samples | append | RPUSH floor | × floor | load | LRANGE floor | × floor | budget (p95) |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        for entry in latency:
-            cells = latency_cells(entry)
-            row = [_md_escape(figure_label(entry)), str(entry.get("samples", "?")), cells["append"],
-                   cells["append_floor"], cells["append_ratio"], cells["load"], cells["load_floor"],
-                   cells["load_ratio"], cells["budget"]]
-            lines.append(f"| {' | '.join(row)} |")
-    footprint = summary.measured("footprint")
-    if footprint:
-        lines += ["", "### Storage footprint", "",
-                  "MEMORY USAGE (SAMPLES 0) of the session's keys after its first messages (a full window; 10 under "
-                  "a roomy one), per message against the content's size, and after the rest (ten windows' worth; "
-                  "twice the messages).", "",
-                  "| where | messages | bytes | per message | content per message | overhead | growth |",
-                  "|---|---|---|---|---|---|---|"]
-        for entry in footprint:
-            cells = footprint_cells(entry)
-            lines.append(f"| {_md_escape(figure_label(entry))} | {cells['messages']} | {cells['bytes']} | "
-                         f"{cells['per_message']} | {cells['content']} | {cells['overhead']} | {cells['growth']} |")
+    for kind in KINDS:
+        found = summary.figures(kind)
+        if found:
+            lines += ["", *found[0].MARKDOWN_HEAD]
+            lines += [f"| {' | '.join(_md_escape(cell) for cell in figure.markdown_cells())} |" for figure in found]
     return lines
 
 
 def render_figures_terminal(summary: RunSummary) -> list[str]:
     """One line per latency and footprint figure, for the terminal summary."""
-    lines = []
-    for entry in summary.measured("latency"):
-        cells = latency_cells(entry)
-        lines.append(f"  latency {figure_label(entry)}: append {cells['append']} ms ({cells['append_ratio']} the "
-                     f"floor at p50 / p95), load {cells['load']} ms ({cells['load_ratio']})")
-    for entry in summary.measured("footprint"):
-        cells = footprint_cells(entry)
-        lines.append(f"  footprint {figure_label(entry)}: {cells['per_message']} per message ({cells['content']} of "
-                     f"content, {cells['overhead']}); {cells['growth']}")
-    return lines
+    return [figure.terminal_line() for kind in KINDS for figure in summary.figures(kind)]
 
 
 def render_markdown(summary: RunSummary) -> str:

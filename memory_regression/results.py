@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum, IntEnum
 from typing import Any
 
+from .figures import KINDS, NO_POINT, Figure, Place, figure
+
 
 class ExitCode(IntEnum):
     PASSED = 0          # every scenario that ran passed
@@ -81,7 +83,7 @@ class ScenarioResult:
     guarantees: list[str] = field(default_factory=list)
     warnings: list[dict] = field(default_factory=list)
     engine: str = ""          # the engine it ran on, when the run has several (--redis server,fakeredis)
-    # the figures it recorded (ScenarioContext.measure): each a mapping with its "kind" (MEASURED)
+    # the figures it recorded (ScenarioContext.measure): each a mapping with its "kind" (figures.KINDS)
     measurements: list[dict] = field(default_factory=list)
 
     @property
@@ -99,24 +101,8 @@ class ScenarioResult:
     def properties(self) -> list[tuple[str, str]]:
         """junit.xml properties of its figures (p95 and its ratio to the Redis floor of append and
         load, bytes per message and the growth of the footprint) and of its warnings."""
-        found = []
-        for measured in self.measurements:
-            if measured["kind"] == "latency":
-                for operation in LATENCY_OPERATIONS:
-                    figures = measured.get(operation) or {}
-                    found += [(f"{operation}_p95_ms", str(figures.get("p95_ms"))),
-                              (f"{operation}_p95_floor_ratio", str(figures.get("ratio_p95")))]
-            elif measured["kind"] == "footprint":
-                found.append(("bytes_per_message", str(measured.get("bytes_per_message"))))
-                if "growth" in measured:   # a window's footprint; the per-message figure has none
-                    found.append(("footprint_growth", str(measured["growth"])))
+        found = [pair for measured in self.measurements for pair in figure(measured).properties()]
         return found + [("warning", f"{warning['guarantee']}: {warning['text']}") for warning in self.warnings]
-
-
-NO_POINT = "—"   # the matrix column of scenarios that run once, not per window or profile
-# the kinds of figures a scenario records (ScenarioContext.measure), each a top-level list of summary.json
-MEASURED = ("latency", "footprint")
-LATENCY_OPERATIONS = ("append", "load")
 
 
 @dataclass
@@ -170,18 +156,19 @@ class RunSummary:
 
     def measured(self, kind: str) -> list[dict[str, Any]]:
         """Every figure of ``kind`` (``latency``, ``footprint``) the scenarios recorded, in report order,
-        each with the scenario's ``nodeid``, ``scenario``, ``point``, ``outcome`` and, when the run has
-        several engines, ``engine``: one entry per store run, window and engine."""
-        found = []
-        for result in self.results:
-            for measured in result.measurements:
-                if measured.get("kind") != kind:
-                    continue
-                entry = {"nodeid": result.nodeid, "scenario": result.scenario, "point": result.point,
-                         **({"engine": result.engine} if self.engines else {}), "outcome": str(result.outcome)}
-                entry.update((key, value) for key, value in measured.items() if key != "kind")
-                found.append(entry)
-        return found
+        as summary.json lists them: each with the scenario's ``nodeid``, ``scenario``, ``point``,
+        ``outcome`` and, when the run has several engines, ``engine``; one entry per store run, window
+        and engine."""
+        return [{"nodeid": result.nodeid, "scenario": result.scenario, "point": result.point,
+                 **({"engine": result.engine} if self.engines else {}), "outcome": str(result.outcome),
+                 **{key: value for key, value in measured.items() if key != "kind"}}
+                for result in self.results for measured in result.measurements if measured.get("kind") == kind]
+
+    def figures(self, kind: str) -> list[Figure]:
+        """The same figures, typed (:mod:`.figures`), for the reports to render."""
+        return [figure(measured, Place(result.nodeid, result.scenario, result.point, str(result.outcome),
+                                       result.engine if self.engines else ""))
+                for result in self.results for measured in result.measurements if measured.get("kind") == kind]
 
     def matrix(self) -> tuple[list[str], list[tuple[str, str, dict[str, Any]]]]:
         """Columns (the run-once column, the windows, then the profiles, as configured) and rows
@@ -246,7 +233,7 @@ class RunSummary:
         for result in data["results"]:
             result["outcome"] = str(result["outcome"])
             del result["measurements"]   # they are the top-level figures below
-        for kind in MEASURED:
+        for kind in KINDS:
             data[kind] = self.measured(kind)
         data["totals"] = self.totals()
         data["capability_scenarios"] = self.scenarios_by_capability()

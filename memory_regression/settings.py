@@ -19,7 +19,7 @@ from .groups import DEFAULT, parse_groups
 from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_profiles
 from .redaction import redact_url
 from .reference import Rule, SUFFIX_NAME, WindowPolicy
-from .results import LATENCY_OPERATIONS
+from .figures import LATENCY_OPERATIONS
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import pytest
 
 from memory_regression.capabilities import Capability
 from memory_regression.contract import Message
-from memory_regression.results import LATENCY_OPERATIONS
+from memory_regression.figures import LATENCY_OPERATIONS
 
 REAL_SERVER = "round trips to a Redis server over a socket, which fakeredis, inside the process, does not make"
 CONTENT_BYTES = 200       # each message's content, as the floor's elements

@@ -19,9 +19,10 @@ from memory_regression.binding import bind_store
 from memory_regression.loader import load_object
 from memory_regression.groups import describe_groups, scenario_group
 from memory_regression.redaction import Redactor
-from memory_regression.renderings import render_markdown, render_terminal, size_text, SUMMARY_MD_LIMIT
+from memory_regression.figures import NO_POINT, size_text
+from memory_regression.renderings import render_markdown, render_terminal, SUMMARY_MD_LIMIT
 from memory_regression.reports import place_junit_cases, ReportPaths, suite_name, write_all
-from memory_regression.results import NO_POINT, ExitCode, Outcome, RunSummary, ScenarioResult, Status
+from memory_regression.results import ExitCode, Outcome, RunSummary, ScenarioResult, Status
 from tests.conftest import ROOT
 
 CORE, COUNT, TOKEN, TTL, NAMESPACE, CLEAR, ASYNC = (
