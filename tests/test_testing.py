@@ -35,17 +35,22 @@ def user_run(tmp_path, body):
     return outcomes, done.stdout + done.stderr
 
 
-def test_every_scenario_is_a_test_with_the_runners_outcome(tmp_path, run_suite):
-    outcomes, output = user_run(tmp_path, f"""
-        class TestListStore(MemoryStoreSuite):
+def suite_class(name, store):
+    """A test class of the user's that runs the suite on ``store`` with OPTIONS."""
+    return f"""
+        class {name}(MemoryStoreSuite):
             @pytest.fixture
             def store_factory(self):
-                return ListStore
+                return {store}
 
             @pytest.fixture
             def suite_options(self):
                 return {OPTIONS!r}
-        """)
+        """
+
+
+def test_every_scenario_is_a_test_with_the_runners_outcome(tmp_path, run_suite):
+    outcomes, output = user_run(tmp_path, suite_class("TestListStore", "ListStore"))
     scenarios = [name for path in suite_files() for name in re.findall(r"^def (test_\w+)", path.read_text(), re.M)]
     assert sorted(name for _, name in outcomes) == sorted(scenarios), output
     direct = run_suite("--store", "tests/stores/correct.py:ListStore",
@@ -65,16 +70,7 @@ def test_every_scenario_is_a_test_with_the_runners_outcome(tmp_path, run_suite):
 
 
 def test_a_broken_store_fails_the_scenario_that_catches_it_with_its_diagnosis(tmp_path):
-    outcomes, output = user_run(tmp_path, f"""
-        class TestOffByOne(MemoryStoreSuite):
-            @pytest.fixture
-            def store_factory(self):
-                return OffByOneTrim
-
-            @pytest.fixture
-            def suite_options(self):
-                return {OPTIONS!r}
-        """)
+    outcomes, output = user_run(tmp_path, suite_class("TestOffByOne", "OffByOneTrim"))
     failed = {name: case for (_, name), (outcome, case) in outcomes.items() if outcome == "failure"}
     assert set(failed) == {"test_count_window_keeps_last_n"}, output
     text = failed["test_count_window_keeps_last_n"].find("failure").text
