@@ -59,8 +59,12 @@ CORRECT_STORES = {
 # guarantees a correct store holds on some runs and not on others, left out of its level's comparison:
 # AsyncTwoBackendStore's mirror copies rewrite the whole session on the caller's loop, so whether they
 # slow the median of the last appends past the growth threshold depends on how they fall (measured:
-# 49× once, steady the next run)
-MAY_LACK = {"tests.stores.consistency:AsyncTwoBackendStore": {"steady-appends"}}
+# 49× once, steady the next run). AsyncOnlyHistory (one RPUSH and EXPIRE per append) was warned on
+# two clean-clone runs of command 2 in about ten (four processes on two cores): once with its last
+# 300 appends at 3.61 ms against 1.01 ms for its first, while the control appends to short sessions
+# made meanwhile took 0.96 ms; never alone, nor beside six CPU-bound processes: the cause is not known
+MAY_LACK = {"tests.stores.consistency:AsyncTwoBackendStore": {"steady-appends"},
+            "tests.stores.libraries:AsyncOnlyHistory": {"steady-appends"}}
 BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY,
           **concurrency.CAUGHT_BY, **faults.CAUGHT_BY, **server.CAUGHT_BY, **compaction.CAUGHT_BY,
           **consistency.CAUGHT_BY, **latency.CAUGHT_BY}
