@@ -43,6 +43,7 @@ import pytest
 from .groups import scenario_group, suite_files
 from .results import ExitCode
 
+
 class GuaranteeWarning(UserWarning):
     """A scenario passed, but found a guarantee broken: a cost or a transient effect (the runner's
     ``--strict``, in ``suite_options``, fails it instead)."""
@@ -55,13 +56,16 @@ FAILED_OUTCOMES = ("failed", "error")
 def store_spec(factory: Any) -> str:
     """What ``--store`` names for ``factory``: ``package.module:NAME`` when its module is importable
     by that name, else ``path/to/file.py:NAME``. A factory the runner's processes cannot import by
-    name (a lambda, a class defined in a function) is a usage error saying so."""
+    name (a lambda, a class defined in a function) fails the tests, saying so."""
     module = inspect.getmodule(factory)
     name = getattr(factory, "__qualname__", None) or getattr(factory, "__name__", None)
     if module is None or not name or getattr(module, name, None) is not factory:
         pytest.fail(f"store_factory returned {factory!r}, which the suite's worker processes cannot import by name: "
                     "return a class or factory function defined at the top level of a module", pytrace=False)
-    spec = importlib.util.find_spec(module.__name__) if module.__name__ != "__main__" else None
+    try:
+        spec = importlib.util.find_spec(module.__name__) if module.__name__ != "__main__" else None
+    except (ImportError, ValueError):   # a module without a spec (run as a script, made by exec)
+        spec = None
     if spec is not None and spec.origin and Path(spec.origin) == Path(module.__file__ or ""):
         return f"{module.__name__}:{name}"
     return f"{inspect.getsourcefile(factory)}:{name}"
