@@ -1,0 +1,65 @@
+"""Recording a scenario's reports into its result (memory_regression/recording.py), in-process: the
+call decides the outcome, a setup failure is an error and a teardown failing after a passed call
+turns it into one; durations add up from the call on (a setup that passed is left out: the scenario
+ran from its call); the verdict, findings, warnings, figures and
+keys without a TTL are taken from the worker's attributes; and each report gets its junit
+properties."""
+
+import pytest
+
+from memory_regression.recording import Recorder
+from memory_regression.results import Outcome, RunSummary
+
+NODEID = "test_count_window.py::test_count_window_keeps_last_n[N=5]"
+INFO = {"scenario": "test_count_window_keeps_last_n", "group": "count-window", "point": "N=5",
+        "requires": ["count-window"], "engine": "", "guarantees": []}
+
+
+def report(when, outcome, duration=1.0, **memory):
+    made = pytest.TestReport(NODEID, ("suite/test_count_window.py", 1, "x"), {}, outcome,
+                             None if outcome == "passed" else "longrepr", when, [], duration)
+    for name, value in memory.items():
+        setattr(made, f"memory_{name}", value)
+    return made
+
+
+def recorded(*reports):
+    summary = RunSummary(backend="redis 7")
+    recorder = Recorder(summary, lambda nodeid: INFO)
+    for one in reports:
+        recorder.record(one)
+    return recorder.results[NODEID], summary, reports
+
+
+def test_a_passed_call_is_passed_with_its_durations_and_junit_properties():
+    result, _summary, reports = recorded(report("setup", "passed", 0.25), report("call", "passed", 1.5),
+                                         report("teardown", "passed", 0.25, findings=["kept 5 of 6"]))
+    assert (result.outcome, result.duration_s, result.findings) == (Outcome.PASSED, 1.75, ["kept 5 of 6"])
+    assert ("window", "5") in reports[-1].user_properties and ("backend", "redis 7") in reports[-1].user_properties
+    assert ("capability", "count-window") in reports[-1].user_properties
+
+
+def test_a_failed_call_takes_the_workers_verdict():
+    verdict = {"message": "N=5, after 6 appends: kept 6 messages", "details": "expected | actual"}
+    result, _summary, _reports = recorded(report("setup", "passed"), report("call", "failed", verdict=verdict),
+                                          report("teardown", "passed"))
+    assert (result.outcome, result.message, result.details) == (Outcome.FAILED, verdict["message"], "expected | actual")
+
+
+def test_a_setup_failure_is_an_error_and_a_teardown_failure_spoils_a_passed_call():
+    failed_setup, _summary, _reports = recorded(report("setup", "failed", 0.5), report("teardown", "passed", 0.25))
+    assert (failed_setup.outcome, failed_setup.duration_s) == (Outcome.ERROR, 0.75)
+    spoiled, _summary, _reports = recorded(report("setup", "passed"), report("call", "passed"),
+                                           report("teardown", "failed"))
+    assert spoiled.outcome is Outcome.ERROR
+
+
+def test_figures_warnings_and_keys_without_ttl_are_kept():
+    figure = {"kind": "footprint", "window": "N=5", "bytes": 1700, "bytes_per_message": 340.0, "growth": 9.2}
+    warning = {"guarantee": "bounded-storage", "text": "9.2x"}
+    result, summary, reports = recorded(report("call", "passed"), report(
+        "teardown", "passed", measurements=[figure], warnings=[warning], keys_without_ttl=["chat:s1"]))
+    assert result.measurements == [figure] and result.warnings == [warning]
+    assert summary.keys_without_ttl == [f"chat:s1 ({NODEID})"]
+    assert ("footprint_growth", "9.2") in reports[-1].user_properties
+    assert ("warning", "bounded-storage: 9.2x") in reports[-1].user_properties
