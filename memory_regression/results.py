@@ -166,9 +166,9 @@ class RunSummary:
 
     def figures(self, kind: str) -> list[Figure]:
         """The same figures, typed (:mod:`.figures`), for the reports to render."""
-        return [figure(measured, Place(result.nodeid, result.scenario, result.point, str(result.outcome),
-                                       result.engine if self.engines else ""))
-                for result in self.results for measured in result.measurements if measured.get("kind") == kind]
+        return [figure({"kind": kind, **entry}, Place(entry["nodeid"], entry["scenario"], entry["point"],
+                                                      entry["outcome"], entry.get("engine", "")))
+                for entry in self.measured(kind)]
 
     def matrix(self) -> tuple[list[str], list[tuple[str, str, dict[str, Any]]]]:
         """Columns (the run-once column, the windows, then the profiles, as configured) and rows
