@@ -68,7 +68,7 @@ def growth_finding(times: AppendTimes, seconds: float) -> tuple[str | None, str 
     says so. Fewer than GROWTH_SAMPLES appends, or appends timed without a control, are not judged;
     a store whose appends slow with all the data it holds, not with the session's, is not warned of."""
     history = times.history
-    if len(history) < GROWTH_SAMPLES:
+    if len(history) < GROWTH_SAMPLES or not times.control:   # without a control, a growth may be the machine's
         return None, None
     tenth = len(history) // 10
     first, last = statistics.median(history[:tenth]), statistics.median(history[-tenth:])
@@ -77,10 +77,8 @@ def growth_finding(times: AppendTimes, seconds: float) -> tuple[str | None, str 
     growth = (f"append time grows with history length: {len(history):,} appends in {seconds:.1f} s, the "
               f"first {tenth:,} at {_ms(first)} each, the last {tenth:,} at {_ms(last)} each (medians, "
               f"{last / first:.0f}×)")
-    meanwhile = [s for made, s in times.control if made > len(history) - tenth]
-    if not meanwhile:   # timed without a control: the growth may be the machine's
-        return None, None
-    control = statistics.median(meanwhile)
+    # every CONTROL_EVERY appends one control: the last tenth (GROWTH_SAMPLES // 10 or more) holds some
+    control = statistics.median(s for made, s in times.control if made > len(history) - tenth)
     if _grew(control, last):
         return f"{growth}; appends to short sessions meanwhile took {_ms(control)} each", None
     return None, (f"{growth}; but appends to short sessions meanwhile took {_ms(control)} each: the machine "
