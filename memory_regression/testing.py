@@ -51,6 +51,7 @@ class GuaranteeWarning(UserWarning):
 
 RUNNER = "import sys\nfrom memory_regression.cli import main\nsys.exit(main())"
 FAILED_OUTCOMES = ("failed", "error")
+_RUNS: dict[tuple, "SuiteRunResult"] = {}   # (test class, the runner's arguments) -> its run, once per session
 
 
 def store_spec(factory: Any) -> str:
@@ -155,14 +156,10 @@ class MemoryStoreSuite:
         """The suite's run for this class and these fixtures' values, once: the first test runs it,
         the others read it."""
         arguments = ["--store", store_spec(store_factory), *option_arguments(suite_options)]
-        runs = type(self).__dict__.get("_memory_runs")
-        if runs is None:
-            runs = {}
-            type(self)._memory_runs = runs
-        key = tuple(arguments)
-        if key not in runs:
-            runs[key] = run_suite(arguments, tmp_path_factory.mktemp(f"{type(self).__name__}-reports"))
-        return runs[key]
+        key = (type(self), *arguments)
+        if key not in _RUNS:
+            _RUNS[key] = run_suite(arguments, tmp_path_factory.mktemp(f"{type(self).__name__}-reports"))
+        return _RUNS[key]
 
 
 def _add_scenarios() -> None:
