@@ -4,8 +4,8 @@
 timing each, and every :data:`CONTROL_EVERY` appends times one more to a short session of its own,
 the control. :func:`growth_finding` then compares the last tenth of the appends with the first
 tenth and with the control appends made meanwhile: the history grew the append time only when the
-last appends are slow against both. Slow against the first only says the machine slowed (a load
-beside the run, other workers), which is a note, not a warning.
+last appends are slow against both. Slow against the first only is no sign of the history (a busy
+machine, or a store slowed by all it holds), which is a note, not a warning.
 """
 
 from __future__ import annotations
@@ -64,9 +64,10 @@ def growth_finding(times: AppendTimes, seconds: float) -> tuple[str | None, str 
     The warning when the median of the last tenth of the appends is GROWTH_RATIO times the first
     tenth's and GROWTH_FLOOR_S more, and as much above the control appends made during that last
     tenth (sessions of at most CONTROL_SESSION_LENGTH messages). Medians, so pauses of the machine
-    do not count. When the control appends were as slow, the machine slowed, not the store: a note
-    says so. Fewer than GROWTH_SAMPLES appends, or appends timed without a control, are not judged;
-    a store whose appends slow with all the data it holds, not with the session's, is not warned of."""
+    do not count. When the control appends were as slow, the session's history is not the cause (the
+    machine was busy, or the store slows with all it holds): a note says so. Fewer than
+    GROWTH_SAMPLES appends, or appends timed without a control, are not judged; a store whose
+    appends slow with all the data it holds, not with the session's, is not warned of."""
     history = times.history
     if len(history) < GROWTH_SAMPLES or not times.control:   # without a control, a growth may be the machine's
         return None, None
@@ -74,15 +75,16 @@ def growth_finding(times: AppendTimes, seconds: float) -> tuple[str | None, str 
     first, last = statistics.median(history[:tenth]), statistics.median(history[-tenth:])
     if not _grew(first, last):
         return None, None
-    growth = (f"append time grows with history length: {len(history):,} appends in {seconds:.1f} s, the "
-              f"first {tenth:,} at {_ms(first)} each, the last {tenth:,} at {_ms(last)} each (medians, "
-              f"{last / first:.0f}×)")
+    measured = (f"{len(history):,} appends in {seconds:.1f} s, the first {tenth:,} at {_ms(first)} each, the last "
+                f"{tenth:,} at {_ms(last)} each (medians, {last / first:.0f}×)")
     # every CONTROL_EVERY appends one control: the last tenth (GROWTH_SAMPLES // 10 or more) holds some
     control = statistics.median(s for made, s in times.control if made > len(history) - tenth)
     if _grew(control, last):
-        return f"{growth}; appends to short sessions meanwhile took {_ms(control)} each", None
-    return None, (f"{growth}; but appends to short sessions meanwhile took {_ms(control)} each: the machine "
-                  "slowed, not the store's appends with its history (no warning)")
+        return (f"append time grows with history length: {measured}; appends to short sessions meanwhile took "
+                f"{_ms(control)} each"), None
+    return None, (f"appends slowed during the run: {measured}; appends to short sessions made meanwhile were as "
+                  f"slow ({_ms(control)} each), so not with the session's history: the machine was busy, or the "
+                  "store slows with all the data it holds (no warning)")
 
 
 def _grew(before: float, after: float) -> bool:
