@@ -1,11 +1,16 @@
 """Several writers at once: what each appends (:func:`burst`), numbered so that a history tells
 whose message went missing, came twice or moved; and what a history after the burst shows of them
-(:func:`check_burst`): every message of every writer once, each writer's in its order."""
+(:func:`check_burst`): every message of every writer once, each writer's in its order; and what
+readers loaded during a burst on a windowed session, and the window after it (:func:`check_window`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from .capabilities import Guarantee
 from .contract import Message
-from .reference import messages
+from .findings import Findings
+from .reference import SUFFIX, WindowPolicy, messages
 
 
 def burst(prefix: str, writers: int, each: int) -> list[list[Message]]:
@@ -73,3 +78,47 @@ def check_burst(history: list[Message], writers: list[list[Message]], how: str, 
     problem = problem or out_of_run(history, writers)
     if problem:
         raise AssertionError(f"{problem}\nthe history ({messages(len(history))}):\n{listed(history)}")
+
+
+def check_window(findings: Findings, policy: WindowPolicy, store: Any, session_id: str, window: int,
+                 writers: list[list[Message]], seen: list[list[list[Message]]], how: str, label: str = "") -> None:
+    """What each reader loaded during the burst (``seen``: its loads, in order) holds no message twice,
+    none that was not appended, and no gap, and, under suffix, a session that held the window never
+    holds less again; loads over the window during the burst are a warning (atomic-window: transient,
+    the session after it is what is kept); the session after the burst keeps the window of
+    ``window`` messages (``label`` names it: N=5 by default), under ``policy``, and at most that many
+    under another."""
+    label = label or f"N={window}"
+    for loads in seen:
+        for before, history in zip([None, *loads], loads):
+            problem = foreign_or_repeated(history, writers) or out_of_run(history, writers)
+            if (not problem and before is not None and policy == SUFFIX
+                    and len(before) >= window > len(history)):
+                problem = (f"a reader loaded {messages(len(before))}, then {messages(len(history))}: the session lost "
+                           "messages it held (a trim cut more than the oldest: its range came from a length or a "
+                           "read that another writer had changed)")
+            if problem:
+                raise AssertionError(f"{label}, while {len(writers)} writers appended ({how}): {problem}\n"
+                                     f"that load:\n{listed(history)}")
+    seen = [history for loads in seen for history in loads]
+    over = [len(history) for history in seen if len(history) > window]
+    if over:
+        findings.warn(Guarantee.ATOMIC_WINDOW,
+                      f"{label}, while {len(writers)} writers appended ({how}): {len(over)} of {len(seen)} loads held "
+                      f"more than the window, up to {messages(max(over))}: the trim runs after the push, not with it "
+                      "(RPUSH, then LTRIM in a second round trip), so a reader between the two sees too many; push and "
+                      "trim in one MULTI/EXEC or Lua script")
+    history = store.load(session_id)
+    wanted = window if policy == SUFFIX else None
+    problem = foreign_or_repeated(history, writers) or out_of_run(history, writers)
+    last_missing = [f"writer {w + 1}'s last message" for w, sent in enumerate(writers)
+                    if any(m in history for m in sent) and sent[-1] not in history]
+    if len(history) > window or (wanted is not None and len(history) != wanted):
+        problem = f"the session holds {messages(len(history))}, expected {window}"
+    elif last_missing:
+        problem = f"the session holds older messages of a writer but not {last_missing[0]}"
+    if problem:
+        raise AssertionError(f"{label}, after {len(writers)} writers appended "
+                             f"{sum(map(len, writers))} messages at once ({how}): {problem}\n"
+                             f"the history ({messages(len(history))}):\n{listed(history)}")
+    findings.note(f"{label}, {how}: readers loaded the session {len(seen)} times during the burst")

@@ -39,7 +39,7 @@ class Capability(str, Enum):
 
 class Guarantee(str, Enum):
     """What a store may hold beyond keeping its users' memory right: costs and transient effects. A
-    scenario that finds one broken passes with a warning (``memory.warn``), which fails it only under
+    scenario that finds one broken passes with a warning (``findings.warn``), which fails it only under
     ``--strict``; the conformance level names the guarantees whose scenarios ran and warned nothing."""
 
     BOUNDED_STORAGE = "bounded-storage"

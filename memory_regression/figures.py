@@ -1,6 +1,6 @@
 """The figures a scenario measures, typed: :class:`LatencyFigure` and :class:`FootprintFigure`.
 
-A scenario records one as a mapping (``memory.measure(kind, {...})``), which is what crosses from
+A scenario records one as a mapping (``findings.measure(kind, {...})``), which is what crosses from
 the worker and what summary.json keeps; :func:`figure` reads it back into its class, which renders
 itself: its junit.xml properties, its text cells (shared by summary.md, the terminal and
 report.html), its terminal line and its summary.md row. report.html draws its charts from the same

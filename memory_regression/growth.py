@@ -1,4 +1,5 @@
-"""Whether a store's append time grows with its history: the steady-appends guarantee.
+"""Appends within a time budget (fixture ``append_within``), and whether a store's append time
+grows with its history: the steady-appends guarantee.
 
 :func:`timed_appends` appends a scenario's messages to one session until its budget is spent,
 timing each, and every :data:`CONTROL_EVERY` appends times one more to a short session of its own,
@@ -13,15 +14,53 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
+from .capabilities import Guarantee
 from .contract import Message
+from .settings import BUDGET_SHARE
+
+if TYPE_CHECKING:
+    from .adapter import StoreAdapter
+    from .context import ScenarioContext
 
 GROWTH_SAMPLES = 200         # appends needed before a growth of their time is judged (5 controls in their last tenth)
 GROWTH_RATIO = 3             # the last tenth of the appends against the first and the control: a growth from this
 GROWTH_FLOOR_S = 0.001       # and by at least this much per append (a fast store's append takes a tenth)
 CONTROL_EVERY = 4            # one control append after every 4 appends to the session
 CONTROL_SESSION_LENGTH = 10  # appends to a control session before the next begins: its history stays short
+
+
+@dataclass(frozen=True)
+class TimedAppends:
+    """What :func:`append_within` appended, of how many, within which budget."""
+
+    messages: list[Message]
+    wanted: int
+    budget_s: float
+
+    @property
+    def cut_short(self) -> bool:
+        return len(self.messages) < self.wanted
+
+
+def append_within(context: "ScenarioContext", store: "StoreAdapter", session_id: str, messages: list[Message],
+                  budget_s: float, control: bool = True) -> TimedAppends:
+    """Append ``messages`` in order until all are in or ``budget_s`` has passed, for a scenario
+    whose size only serves to find caps: a slow but correct store is checked on what it
+    appended, instead of being cut off as a hang. The budget is at most a quarter of the
+    scenario timeout, which leaves the check room. With ``control``, appends to short sessions
+    of their own run between (:func:`timed_appends`), and a store whose append time grows
+    with the history gets a warning (steady-appends) saying by how much (:func:`growth_finding`)."""
+    budget_s = min(budget_s, context.settings.scenario_timeout / BUDGET_SHARE)
+    started = time.perf_counter()
+    times = timed_appends(store, session_id, messages, budget_s, control)
+    warning, note = growth_finding(times, time.perf_counter() - started)
+    if warning:
+        context.findings.warn(Guarantee.STEADY_APPENDS, warning)
+    if note:
+        context.findings.note(note)
+    return TimedAppends(messages[:len(times.history)], len(messages), budget_s)
 
 
 @dataclass

@@ -32,6 +32,8 @@ from .binding import StoreBinding
 from .contract import Message, UsageError, with_aliases
 from .frames import exception_chain
 from .conversations import numbered_messages
+from .growth import append_within
+from .scenario_stores import Stores
 
 if TYPE_CHECKING:   # the worker builds the context observed through
     from .context import ScenarioContext
@@ -79,9 +81,9 @@ def observe(context: "ScenarioContext", binding: StoreBinding) -> list[str]:
     appended: list[Message] = []
     store = None
     try:
-        store = context.store()
-        appended = context.append_within(store, PROBE_SESSION, numbered_messages(PROBE_MESSAGES, "observed"),
-                                         PROBE_BUDGET_S, control=False).messages   # no control sessions beside its keys
+        store = Stores(context).new()
+        appended = append_within(context, store, PROBE_SESSION, numbered_messages(PROBE_MESSAGES, "observed"),
+                                 PROBE_BUDGET_S, control=False).messages   # no control sessions beside its keys
         kept = store.load(PROBE_SESSION)
     except Exception as exc:   # noqa: BLE001 (the scenarios judge what else a store raises)
         if not takes_a_connection(binding) and _connection_failure(exc):
@@ -124,7 +126,7 @@ def _ttl(binding: StoreBinding, context: "ScenarioContext", keys: list[str]) -> 
     """What TTL the store's keys have although it takes no ttl."""
     if binding.accepts("ttl"):
         return None
-    ttls = [pttl / 1000 for pttl in map(context.pttl_ms, keys) if pttl > 0]
+    ttls = [pttl / 1000 for pttl in map(context.connection.admin.pttl, keys) if pttl > 0]
     if not ttls:
         return None
     seconds = max(ttls)

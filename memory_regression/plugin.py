@@ -47,7 +47,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "requires(*capabilities): capabilities the scenario needs")
     config.addinivalue_line("markers", "guarantees(*guarantees): guarantees the scenario checks, whose breach "
-                                       "is a warning (memory.warn), not a failure")
+                                       "is a warning (findings.warn), not a failure")
     config.addinivalue_line("markers", "real_server(why): the scenario needs what only a real Redis server does "
                                        "(why says what); on fakeredis it is skipped with that reason")
     config.addinivalue_line("markers", "starts_first: the scenario mostly waits (for a TTL to pass) or runs "

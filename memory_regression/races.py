@@ -1,21 +1,24 @@
-"""Races of writers on one session, as requests and replicas of a service race in production.
+"""Races of writers on one session, as requests and replicas of a service race in production
+(fixture ``races``).
 
-:class:`Races` is the part of :class:`~.context.ScenarioContext` that runs them: writers sharing one
-store object (threads for a sync store, tasks on the scenario's event loop for an async one, one
-code for both), or writers in processes of their own, each binding the store anew; meanwhile readers load the
-session over and over, and what they saw is returned for the scenario to judge.
+:class:`Races` runs them: writers sharing one store object (threads for a sync store, tasks on the
+scenario's event loop for an async one, one code for both), or writers in processes of their own,
+each binding the store anew; meanwhile readers load the session over and over, and what they saw is
+returned for the scenario to judge. A replica appending aside, while the scenario's own call is
+held, is one more writer of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Awaitable, Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Awaitable
 
 from .adapter import StoreAdapter
-from .contract import Message
-from .writers import WriterFailed, run_writer, writer_context
+from .context import ScenarioContext
+from .contract import Message, close_quietly
+from .writers import WriterFailed, own_adapter, run_writer, writer_context
 
 RELEASE_POLL_S = 0.002          # how often readers look whether writer processes were released
 BARRIER_TIMEOUT_S = 10           # a writer or reader not started by then breaks a concurrency scenario's start
@@ -23,14 +26,13 @@ RACE_THREADS = 32                # at most, for a sync store's calls in a race (
 
 
 class Races:
-    """Mixed into :class:`~.context.ScenarioContext`, whose ``run_awaitable`` (runs a coroutine on the
-    scenario's event loop, or on a loop of its own for a sync store) and ``_recipes`` (what each
-    store was built from) it uses. Every race is written once, as tasks on one loop: the store's
-    calls run beside each other as the adapter runs them (:meth:`.StoreAdapter.aadd`), an async
-    store's as tasks interleaved at every await, a sync store's in threads sharing one store object."""
+    """The races of one scenario's stores. Every race is written once, as tasks on one loop (the
+    scenario's, :meth:`.ScenarioContext.run_awaitable`): the store's calls run beside each other as
+    the adapter runs them (:meth:`.StoreAdapter.aadd`), an async store's as tasks interleaved at
+    every await, a sync store's in threads sharing one store object."""
 
-    _recipes: dict[StoreAdapter, Any]
-    run_awaitable: Callable[[Any], Any]
+    def __init__(self, context: ScenarioContext):
+        self._context = context
 
     def concurrently(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
                      readers: int = 0, sessions: list[str] | None = None) -> list[list[list[Message]]]:
@@ -43,7 +45,7 @@ class Races:
         sessions = sessions or [session_id] * len(writers)
         for session in {session_id, *sessions}:
             store.instance_for(session)   # a per-session store is built once, before the race
-        return self.run_awaitable(self._race(store, session_id, writers, readers, sessions))
+        return self._context.run_awaitable(self._race(store, session_id, writers, readers, sessions))
 
     async def _race(self, store: StoreAdapter, session_id: str, writers: list[list[Message]],
                     readers: int, sessions: list[str]) -> list[list[list[Message]]]:
@@ -98,7 +100,7 @@ class Races:
         barrier, released = context.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S), context.Event()
         outcomes = context.SimpleQueue()   # written at once, before a writer's os._exit
         processes = [context.Process(target=run_writer, args=(os.getpid(), barrier, released, outcomes,
-                                                                self._recipes[store], session_id, messages),
+                                                                self._context.recipes[store], session_id, messages),
                                      daemon=True)
                      for messages in writers]
         for process in processes:
@@ -112,8 +114,8 @@ class Races:
                     raise exc from WriterFailed(text)
 
         try:
-            return self.run_awaitable(self._reading_while(store, session_id, readers, asyncio.to_thread(writing),
-                                                          released))
+            return self._context.run_awaitable(self._reading_while(store, session_id, readers,
+                                                                   asyncio.to_thread(writing), released))
         except BaseException:
             barrier.abort()   # the others stop waiting for a writer that will not come
             raise
@@ -121,3 +123,30 @@ class Races:
             for process in processes:
                 process.kill()
                 process.join()
+
+    def aside(self, store: StoreAdapter, session_id: str, messages: list[Message]) -> Future:
+        """Append ``messages`` to ``session_id`` in order, in a thread of its own, through a new store
+        instance built as ``store`` was, with a client of its own (on an event loop of its own for an
+        async store), as another replica of a service appends while this one is busy: it runs while
+        the scenario's thread (and loop) is held, inside a call of the store. Returns the future of
+        the appends; the store instance and its client are closed when they are done."""
+        context = self._context
+        recipe = context.recipes[store]
+        counter = context.counter(recipe.profile)
+
+        def append() -> None:
+            resources: list[Any] = []
+            with asyncio.Runner() as loop:
+                replica = own_adapter(recipe, context.binding, context.connection, counter, loop, resources,
+                                      watch=context.worker.calls.watch)
+                try:
+                    for message in messages:
+                        replica.add(session_id, message)
+                finally:
+                    for resource in resources:
+                        close_quietly(resource, loop.run)
+        pool = ThreadPoolExecutor(1)
+        try:
+            return pool.submit(append)
+        finally:
+            pool.shutdown(wait=False)

@@ -1,26 +1,30 @@
-"""A redis-server of one scenario's own, for what is server-wide: memory limits, persistence, restarts."""
+"""A redis-server of one scenario's own (fixture ``own_server``), for what is server-wide: memory
+limits, persistence, restarts."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 import redis
 
 from .backend import BackendError
-from .servers import ServerProcess
+from .servers import ServerProcess, find_server_binary
+
+if TYPE_CHECKING:
+    from .context import ScenarioContext
 
 
 class ScenarioServer:
-    """A redis-server of one scenario's own (:meth:`ScenarioContext.own_server`), for what is
+    """A redis-server of one scenario's own (:func:`own_server`), for what is
     server-wide and so may not touch the run's server, which the other workers share: its memory
     limit and eviction policy, its persistence, a restart. A store is built on it with
-    ``memory.store_on(server.url)``; ``admin`` is the suite's client on it (CONFIG SET, INFO), as a
+    ``stores.new_on(server.url)``; ``admin`` is the suite's client on it (CONFIG SET, INFO), as a
     user whom the stores' restrictions do not bind."""
 
     def __init__(self, server: ServerProcess, idle: Callable[[], None]):
         self._server = server
-        self._idle = idle   # the scenario's pause between requests (ScenarioContext.idle)
+        self._idle = idle   # the scenario's pause between requests (:meth:`.ScenarioContext.idle`)
         self._admin: redis.Redis | None = None
 
     @property
@@ -70,3 +74,27 @@ class ScenarioServer:
             self._close_admin()
         finally:
             self._server.stop(hard=True)   # what it holds is the scenario's, thrown away
+
+
+def own_server(context: "ScenarioContext", config: dict[str, str] | None = None) -> ScenarioServer:
+    """A redis-server of the scenario's own, with ``config`` (redis.conf names and values:
+    ``{"maxmemory-policy": "noeviction"}``, ``{"appendonly": "yes", "appendfsync": "always"}``)
+    over the private server's (no persistence): the binary of the engine under test when the
+    suite started it (redis-server, valkey-server, a cluster's nodes), else the first server
+    binary on PATH; on a free loopback port and in a directory of its own under the run's scratch
+    directory. It dies with the worker (a parent-death signal; a store that hangs gets the worker
+    killed) and is stopped by PID when the scenario ends, pass or fail. Without a server binary
+    (a ``--redis`` URL on a machine without redis-server) the scenario is skipped, saying so."""
+    binary = context.connection.endpoint.binary or find_server_binary()
+    if binary is None:
+        pytest.skip("needs a redis-server of the scenario's own (its memory limit, its persistence and "
+                    "restarts are server-wide, so the suite never changes the server under test), and "
+                    "there is no redis-server or valkey-server on PATH: install one "
+                    "(apt-get install redis-server)")
+    try:
+        server = ScenarioServer(ServerProcess.start(binary, config, parent=str(context.worker.scratch)), context.idle)
+    except BackendError as exc:
+        pytest.skip(f"the suite could not start a redis-server of the scenario's own: {exc}")
+    context.servers.append(server)
+    context.findings.note(f"on a server of the scenario's own: {server.description}")
+    return server

@@ -4,7 +4,7 @@ sessions and two store instances, each step checked against the reference model.
 :class:`MemoryStateMachine` has one Hypothesis rule per operation (zarr's ``testing/stateful.py`` is
 the model): fill a session to N-1, N or N+1 messages, append one message, append one equal to the
 session's last, clear a session, restart an instance (a new one in its place appends). Bind it to a
-scenario's ``memory`` fixture and a window with :meth:`MemoryStateMachine.bound`, and run it with
+scenario's ``stores`` and ``keyspace`` fixtures and a window with :meth:`MemoryStateMachine.bound`, and run it with
 Hypothesis' ``run_state_machine_as_test``; :class:`Coverage` counts what the steps reached.
 """
 
@@ -68,20 +68,23 @@ class MemoryStateMachine(RuleBasedStateMachine):
     :meth:`bound`; the rules are tried in the order they are written, so that a failure shrinks
     towards a fill (one step instead of N appends)."""
 
-    memory: Any = None               # the scenario's ScenarioContext (fixture ``memory``)
+    builder: Any = None              # the scenario's stores (fixture ``stores``)
+    keyspace: Any = None             # its database (fixture ``keyspace``), emptied before each example
     window: int | None = None        # the count window N, or None: unwindowed
     coverage: Coverage | None = None
 
     @classmethod
-    def bound(cls, memory: Any, window: int | None, coverage: Coverage) -> type[MemoryStateMachine]:
-        """The machine for one scenario's ``memory`` at window ``window``, counting into ``coverage``."""
-        return type(cls.__name__, (cls,), {"memory": memory, "window": window, "coverage": coverage})
+    def bound(cls, stores: Any, keyspace: Any, window: int | None, coverage: Coverage) -> type[MemoryStateMachine]:
+        """The machine for one scenario's ``stores`` and ``keyspace`` at window ``window``, counting into
+        ``coverage``."""
+        return type(cls.__name__, (cls,), {"builder": stores, "keyspace": keyspace, "window": window,
+                                           "coverage": coverage})
 
     def __init__(self) -> None:
         super().__init__()
-        self.memory.reset()
+        self.keyspace.flush()
         self.coverage.examples += 1
-        self.policy = self.memory.window_policy
+        self.policy = self.builder.window_policy
         self.stores = [self.new_store(), self.new_store()]
         self.appended: dict[str, list[Message]] = {sid: [] for sid in SESSIONS}
         self.cleared_full = {sid: False for sid in SESSIONS}   # its last clear found its window full
@@ -90,7 +93,7 @@ class MemoryStateMachine(RuleBasedStateMachine):
         self.count = 0
 
     def new_store(self) -> Any:
-        return self.memory.store(max_messages=self.window) if self.window else self.memory.store()
+        return self.builder.new(max_messages=self.window) if self.window else self.builder.new()
 
     # -- the operations, one rule each ------------------------------------------------------------------
     @precondition(lambda self: bool(self.window))
@@ -103,7 +106,7 @@ class MemoryStateMachine(RuleBasedStateMachine):
     def append(self, session: str, instance: int) -> None:
         self._append(session, instance)
 
-    @precondition(lambda self: self.memory.has(Capability.CLEAR))
+    @precondition(lambda self: self.builder.has(Capability.CLEAR))
     @rule(session=sessions, instance=instances)
     def clear(self, session: str, instance: int) -> None:
         self.coverage.steps += 1

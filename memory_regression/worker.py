@@ -3,7 +3,8 @@
 :class:`ScenarioWorker` is the pytest plugin there. It imports and binds the store (telling the
 runner what it found, or why it could not), parametrizes the scenarios over window sizes and model
 profiles, skips those whose capability the store lacks, gives each scenario a
-:class:`ScenarioContext` (fixture ``memory``) on a clean database, and turns each outcome into a
+:class:`ScenarioContext` (fixture ``scenario_context``, which the scenario's own fixtures of
+:mod:`.fixtures` are built on) on a clean database, and turns each outcome into a
 verdict in store terms. Everything it puts in a report is redacted and capped, so a store's text
 can neither leak a password nor blow up the reports.
 """
@@ -21,8 +22,10 @@ from typing import Any
 import pytest
 import redis
 
+from . import fixtures
 from .backend import Connection, Endpoint
 from .context import ScenarioContext
+from .scenario_stores import Stores
 from .capabilities import Capability, UnknownCapability, detect, lookup, lookup_guarantee, skip_reason
 from .binding import StoreBinding
 from .contract import UsageError
@@ -42,9 +45,9 @@ from .worker_messages import Abort, Bound, End, Hello, Start
 
 KEYS_WITHOUT_TTL_KEY = pytest.StashKey[list]()
 FINDINGS_KEY = pytest.StashKey[list]()
-WARNINGS_KEY = pytest.StashKey[list]()   # ScenarioContext.warn's records
-MEASUREMENTS_KEY = pytest.StashKey[list]()   # ScenarioContext.measure's records
-OWN_SERVERS_KEY = pytest.StashKey[list]()   # the scenario's own servers (ScenarioContext.own_server)
+WARNINGS_KEY = pytest.StashKey[list]()   # Findings.warn's records
+MEASUREMENTS_KEY = pytest.StashKey[list]()   # Findings.measure's records
+OWN_SERVERS_KEY = pytest.StashKey[list]()   # the scenario's own servers (fixture own_server)
 STORES_KEY = pytest.StashKey[list]()   # the store instances the scenario built, whose clients a diagnosis may name
 FINDINGS_PER_SCENARIO = 20
 
@@ -77,6 +80,9 @@ class ScenarioWorker:
         # itself, -n 0, nothing is cut off)
         self.calls = CallPage(call_page_path(scratch, channel.worker, os.getpid()) if dump_path else None)
         self.channel.send(Hello(os.getpid()))
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.pluginmanager.register(fixtures, "memory-regression-fixtures")   # the scenarios' own
 
     # -- binding the store ----------------------------------------------------------------------
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -130,7 +136,7 @@ class ScenarioWorker:
         self.binding = binding
         context = ScenarioContext(self, "probe")
         try:
-            return context.store().instance_for("probe")
+            return Stores(context).new().instance_for("probe")
         except redis.RedisError as exc:
             missing = module_command(exc)
             if missing:
@@ -207,14 +213,14 @@ class ScenarioWorker:
         return ""
 
     @pytest.fixture
-    def memory(self, request: pytest.FixtureRequest, memory_engine: str) -> Any:
-        """The scenario's context: ``memory.store(...)`` builds a store; ``memory.keys()`` lists keys."""
+    def scenario_context(self, request: pytest.FixtureRequest, memory_engine: str) -> Any:
+        """What the scenario's fixtures (:mod:`.fixtures`) share, closed when it ends."""
         context = ScenarioContext(self, request.node.nodeid, memory_engine)
-        request.node.stash[FINDINGS_KEY] = context.findings   # kept even if closing fails
-        request.node.stash[WARNINGS_KEY] = context.warnings
-        request.node.stash[MEASUREMENTS_KEY] = context.measurements
-        request.node.stash[OWN_SERVERS_KEY] = context._servers
-        request.node.stash[STORES_KEY] = context._stores
+        request.node.stash[FINDINGS_KEY] = context.findings.notes   # kept even if closing fails
+        request.node.stash[WARNINGS_KEY] = context.findings.warnings
+        request.node.stash[MEASUREMENTS_KEY] = context.findings.measurements
+        request.node.stash[OWN_SERVERS_KEY] = context.servers
+        request.node.stash[STORES_KEY] = context.instances
         yield context
         request.node.stash[KEYS_WITHOUT_TTL_KEY] = context.close()
 

@@ -32,7 +32,7 @@ from .settings import Settings
 
 @dataclass(frozen=True)
 class StoreRecipe:
-    """What :meth:`ScenarioContext.store` builds a store from, but for the client: a store loaded from
+    """What :meth:`.Stores.new` builds a store from, but for the client: a store loaded from
     a ``.py`` path cannot be pickled (its module's name is made up per process), so a writer in a
     process of its own binds the store again from the settings and builds it from this, with a
     client of its own (:func:`write_in_process`)."""
@@ -85,7 +85,7 @@ class WriterFailed(Exception):
 
 def run_writer(worker: int, barrier: Any, released: Any, outcomes: Any, recipe: "StoreRecipe", session_id: str,
                messages: list[Message]) -> None:
-    """A writer process of :meth:`ScenarioContext.in_processes`: it dies with the worker that started
+    """A writer process of :meth:`.Races.in_processes`: it dies with the worker that started
     it, writes (:func:`write_in_process`), reports None or its exception on ``outcomes``, and ends at
     once, so that a thread the store left running cannot keep it alive."""
     global _writer_barrier, _writers_released
@@ -128,7 +128,7 @@ def writer_context() -> Any:
 
 
 def write_in_process(recipe: StoreRecipe, session_id: str, messages: list[Message]) -> None:
-    """One writer of :meth:`ScenarioContext.in_processes`, in a process of its own: bind the store
+    """One writer of :meth:`.Races.in_processes`, in a process of its own: bind the store
     again, build it with a client of its own (on an event loop of its own for an async store), wait
     for the other writers, append ``messages`` in order, close the store and the client."""
     connection, counter, resources = Connection(recipe.endpoint), counter_for(recipe.settings, recipe.profile), []

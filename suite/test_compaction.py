@@ -73,7 +73,7 @@ def check_goes_on(store, originals: list[Message], history: list[Message], when:
     return more
 
 
-def test_compaction_covers_every_message_once(memory):
+def test_compaction_covers_every_message_once(stores, findings):
     """Eight messages are appended and compacted; four more, and the session is compacted again; two
     more are appended. After each compaction the history is one summary message whose content is
     exactly the text ``summarize`` returned for the messages it was given, then the messages it does
@@ -86,14 +86,14 @@ def test_compaction_covers_every_message_once(memory):
     covers (an LTRIM index one off), or dropped the earlier summary when compacting again. If the
     summary is not the first message, or its text differs from what ``summarize`` returned, the
     store put it elsewhere or changed it: the suite reads the covered messages from that text."""
-    store = memory.store()
+    store = stores.new()
     originals = [store.add(SESSION, message) for message in numbered_messages(BEFORE, "compact")]
     store.compact(SESSION)
     history = store.load(SESSION)
     check_compaction(originals, history, f"after compact of a session of {BEFORE} messages")
     first = summary_of(history)
-    memory.note(f"the store gives the summary the role {first.role!r}; the first compact summarised "
-                f"{len(summarised(first.content))} of {BEFORE} messages")
+    findings.note(f"the store gives the summary the role {first.role!r}; the first compact summarised "
+                  f"{len(summarised(first.content))} of {BEFORE} messages")
     originals += [store.add(SESSION, message) for message in numbered_messages(MORE, "compact", start=BEFORE)]
     store.compact(SESSION)
     history = store.load(SESSION)
@@ -106,11 +106,11 @@ def test_compaction_covers_every_message_once(memory):
         raise HistoryMismatch(f"{when}: the second compact summarised nothing, the first summary is still "
                               "first and the messages appended since are all there",
                               expected_after_compaction(originals, history), history)
-    memory.note(f"the second compact summarised {len(summarised(second.content))} of {len(originals)} messages")
+    findings.note(f"the second compact summarised {len(summarised(second.content))} of {len(originals)} messages")
     check_goes_on(store, originals, history, when)
 
 
-def test_appends_during_compaction_are_not_lost(memory):
+def test_appends_during_compaction_are_not_lost(stores, races, findings):
     """Eight messages are appended; while ``compact`` is summarising them (inside the suite's
     summariser, the first time it is called), another store instance with a client of its own
     appends three more to the session, as another replica of a service does, and the summariser
@@ -129,13 +129,13 @@ def test_appends_during_compaction_are_not_lost(memory):
 
     def summarize_while_another_appends(history):
         if not appending:   # the first call only: a compaction that retries finds the appends done
-            appending.append(memory.append_aside(store, SESSION, aside))
+            appending.append(races.aside(store, SESSION, aside))
             if wait(appending, timeout=ASIDE_WAIT_S).not_done:
-                memory.note(f"the appends of another instance did not finish within {ASIDE_WAIT_S} s while compact "
-                            "was summarising: the store makes appends wait for a compaction")
+                findings.note(f"the appends of another instance did not finish within {ASIDE_WAIT_S} s while compact "
+                              "was summarising: the store makes appends wait for a compaction")
         return summarize(history)
 
-    store = memory.store(summarize=summarize_while_another_appends)
+    store = stores.new(summarize=summarize_while_another_appends)
     originals = [store.add(SESSION, message) for message in numbered_messages(BEFORE, "before")]
     store.compact(SESSION)
     check_called(appending)
@@ -148,7 +148,7 @@ def test_appends_during_compaction_are_not_lost(memory):
     stored = store.stored_form(aside)
     history = store.load(SESSION)
     if history == originals + stored:
-        memory.note("compact gave up, leaving the session as it was: it changed while compact summarised")
+        findings.note("compact gave up, leaving the session as it was: it changed while compact summarised")
         return
     check_compaction(originals + stored, history,
                      f"after compact of {BEFORE} messages, while another instance appended {ASIDE}",
@@ -156,7 +156,7 @@ def test_appends_during_compaction_are_not_lost(memory):
                                      "read it, over what was appended meanwhile (a lost update)")])
 
 
-def failed_compaction(memory, store, originals: list[Message], failure: str, calls: list) -> None:
+def failed_compaction(findings, store, originals: list[Message], failure: str, calls: list) -> None:
     """Compact a session of ``originals`` while ``failure`` happens inside it (in the summariser,
     whose calls ``calls`` holds); the history must then be as it was or as a whole compaction leaves
     it, never a mix; then the store goes on: appends work, and a compaction, if the failed one left
@@ -172,15 +172,15 @@ def failed_compaction(memory, store, originals: list[Message], failure: str, cal
     if history != originals:   # not the old state: then the new one, whole
         check_compaction(originals, history, f"{when}, the session is neither as it was nor compacted whole")
     outcome = "compacted whole" if history != originals else "as it was"
-    memory.note(f"compact {'raised ' + type(raised).__name__ if raised else 'returned'} when {failure}; "
-                f"the session was left {outcome}")
+    findings.note(f"compact {'raised ' + type(raised).__name__ if raised else 'returned'} when {failure}; "
+                  f"the session was left {outcome}")
     more = check_goes_on(store, originals, history, when)
     if history == originals:
         store.compact(SESSION)
         check_compaction(originals + more, store.load(SESSION), f"{when}, then {AFTER} appends and compact again")
 
 
-def test_a_failing_summarizer_leaves_the_session_as_it_was(memory):
+def test_a_failing_summarizer_leaves_the_session_as_it_was(stores, findings):
     """Eight messages are appended and compacted with a summariser that raises the first time it is
     called. Afterwards the session holds the eight messages as they were (or, if the store called
     the summariser again, the whole compaction): never the originals partly removed, nor a summary
@@ -200,13 +200,13 @@ def test_a_failing_summarizer_leaves_the_session_as_it_was(memory):
             raise SummarizerFailed("the summariser failed (injected by the suite)")
         return summarize(history)
 
-    store = memory.store(summarize=fails_first)
+    store = stores.new(summarize=fails_first)
     originals = [store.add(SESSION, message) for message in numbered_messages(BEFORE, "kept")]
-    failed_compaction(memory, store, originals, "its summariser raised", calls)
+    failed_compaction(findings, store, originals, "its summariser raised", calls)
 
 
 @pytest.mark.real_server("connections the server closes")
-def test_a_connection_killed_during_compaction_leaves_no_mix(memory):
+def test_a_connection_killed_during_compaction_leaves_no_mix(stores, connections, findings):
     """Eight messages are appended and compacted; while the suite's summariser runs (between the
     compaction's read and its writes), the server closes every connection of the store (CLIENT
     KILL). Afterwards the session holds the eight messages as they were, or their whole compaction:
@@ -223,22 +223,22 @@ def test_a_connection_killed_during_compaction_leaves_no_mix(memory):
 
     def kills_connections(history):
         if not killed:
-            killed.append(memory.kill_connections(idle=False))
+            killed.append(connections.kill(idle=False))
         return summarize(history)
 
-    store = memory.store(summarize=kills_connections)
+    store = stores.new(summarize=kills_connections)
     originals = [store.add(SESSION, message) for message in numbered_messages(BEFORE, "killed")]
-    failed_compaction(memory, store, originals, "the store's connections were killed while it summarised", killed)
-    memory.note(f"killed {killed[0]} connection{'' if killed[0] == 1 else 's'} of the store while it summarised")
+    failed_compaction(findings, store, originals, "the store's connections were killed while it summarised", killed)
+    findings.note(f"killed {killed[0]} connection{'' if killed[0] == 1 else 's'} of the store while it summarised")
 
 
-def check_window_after_compaction(memory, store, turns: list[Message], first: int, window: Window,
+def check_window_after_compaction(stores, findings, store, turns: list[Message], first: int, window: Window,
                                   where: str) -> None:
     """Append ``turns[:first]``, compact, then append the rest one at a time, loading after each: the
     compaction keeps the contract on what the window held, and every load gives what ``window``
     keeps of the session since (the summary, then what followed it and every append), with the
     summary in the window or first outside it, as the store says (``summary_in_window``)."""
-    policy, in_window = memory.window_policy, memory.summary_in_window
+    policy, in_window = stores.window_policy, stores.summary_in_window
     for message in turns[:first]:
         store.add(SESSION, message)
     held = store.load(SESSION)
@@ -247,8 +247,8 @@ def check_window_after_compaction(memory, store, turns: list[Message], first: in
     check_compaction(held, history, f"{where}, after compact of the {messages(len(held))} the window held")
     summary = summary_of(history)
     if summary is None:
-        memory.note(f"{where}: compact left the window's one message as it was: the window is checked without a "
-                    "summary by its own group")
+        findings.note(f"{where}: compact left the window's one message as it was: the window is checked without a "
+                      "summary by its own group")
         return
     weight = "one message" if window.unit == "message" else "its tokens"
     how = (f"the summary counts toward the {window.name} as {weight}" if in_window
@@ -265,11 +265,11 @@ def check_window_after_compaction(memory, store, turns: list[Message], first: in
                     "attribute summary_in_window = False" if in_window and len(actual) > len(expected) else "")
             raise HistoryMismatch(f"{where}, {count} appends after compact ({how}): {problem}{hint}",
                                   expected, actual)
-    memory.note(f"{where}: {how}")
+    findings.note(f"{where}: {how}")
 
 
 @pytest.mark.requires("count-window")
-def test_compaction_keeps_the_window(memory, window):
+def test_compaction_keeps_the_window(stores, findings, window):
     """N+2 messages are appended to a store with a window of N, the session is compacted, then N+2
     more are appended, one load after each. The compaction keeps the contract on what the window
     held, and every load gives what the window keeps of the session as it is since: by default the
@@ -283,13 +283,13 @@ def test_compaction_keeps_the_window(memory, window):
     outside the window while the store says it counts toward it (keep it in the list the window
     trims, or set ``summary_in_window = False``). If it holds one too few, or the summary vanishes:
     the window counts the summary while the store says it does not."""
-    turns = window_turns(2 * window + 4, memory.window_policy, "window")
-    check_window_after_compaction(memory, memory.store(max_messages=window), turns, window + 2,
+    turns = window_turns(2 * window + 4, stores.window_policy, "window")
+    check_window_after_compaction(stores, findings, stores.new(max_messages=window), turns, window + 2,
                                   count_window(window), f"N={window}")
 
 
 @pytest.mark.requires("token-window")
-def test_compaction_keeps_the_token_budget(memory, profile):
+def test_compaction_keeps_the_token_budget(stores, findings, profile):
     """Six messages of about an eighth of the budget each are appended to a store with the profile's
     token budget, the session is compacted, then eight more are appended, one load after each. The
     compaction keeps the contract on what the store held, and every load gives what the budget
@@ -303,7 +303,7 @@ def test_compaction_keeps_the_token_budget(memory, profile):
     summary's tokens (it records no cost for it, or a cost of zero), while it says the summary
     counts. If the summary vanishes too early, it counts the summary while it says it does not, or
     counts it with another counter than the one it was given."""
-    cost = functools.lru_cache(maxsize=None)(memory.counter(profile))   # each text once
-    turns = window_turns(14, memory.window_policy, "tokens", sized_text(profile.max_tokens // 8, cost, profile.name))
-    check_window_after_compaction(memory, memory.store(profile=profile), turns, 6,
+    cost = functools.lru_cache(maxsize=None)(stores.counter(profile))   # each text once
+    turns = window_turns(14, stores.window_policy, "tokens", sized_text(profile.max_tokens // 8, cost, profile.name))
+    check_window_after_compaction(stores, findings, stores.new(profile=profile), turns, 6,
                                   token_budget(profile.max_tokens, cost), profile.name)

@@ -13,11 +13,8 @@ import math
 
 import pytest
 
-from memory_regression.capabilities import Guarantee
-from memory_regression.contract import Message
 from memory_regression.conversations import equal_cost
-from memory_regression.bursts import burst, check_burst, foreign_or_repeated, listed, out_of_run
-from memory_regression.reference import SUFFIX, messages
+from memory_regression.bursts import burst, check_burst, check_window
 
 WRITERS = 4
 EACH = 25            # messages per writer: the unwindowed burst is 100 appends
@@ -26,7 +23,7 @@ REAL_SERVER = "writers racing on one session over separate connections"
 
 
 @pytest.mark.real_server(REAL_SERVER)
-def test_concurrent_writers_lose_nothing(memory):
+def test_concurrent_writers_lose_nothing(stores, races):
     """One writer appends 100 messages alone, the control: none is lost. Then four writers append 25
     messages each to one session at once, first as threads sharing one
     store object (tasks on one event loop for an async store), then as four processes, each with a
@@ -42,23 +39,23 @@ def test_concurrent_writers_lose_nothing(memory):
     look for a retry of a write that had already executed. If a writer process raises before
     appending, the store cannot be built again in a fresh process from --store (it depends on state
     set up by the process that imported it)."""
-    store = memory.store()
+    store = stores.new()
     alone = burst("alone", 1, WRITERS * EACH)   # the control: what the store loses with no race at all
-    memory.concurrently(store, "alone", alone)
+    races.concurrently(store, "alone", alone)
     check_burst(store.load("alone"), alone, "one writer")
     threads = burst("race", WRITERS, EACH)
-    memory.concurrently(store, "race", threads)
+    races.concurrently(store, "race", threads)
     check_burst(store.load("race"), threads,
                 "tasks on one event loop" if store.binding.is_async else "threads sharing one store", alone_intact=True)
     processes = burst("process race", WRITERS, EACH)
-    memory.in_processes(store, "process race", processes)
+    races.in_processes(store, "process race", processes)
     check_burst(store.load("process race"), processes, "processes, each with a store of its own", alone_intact=True)
 
 
 @pytest.mark.real_server(REAL_SERVER)
 @pytest.mark.requires("count-window")
 @pytest.mark.guarantees("atomic-window")
-def test_concurrent_writers_keep_the_window(memory, window):
+def test_concurrent_writers_keep_the_window(stores, races, findings, window):
     """Four writers append at least two windows' worth of messages to one session at once while two
     readers load it over and over, first as threads sharing one store object (tasks on one event
     loop for an async store), then as four processes with a store of their own while the readers
@@ -73,21 +70,22 @@ def test_concurrent_writers_keep_the_window(memory, window):
     trim cuts a message it should keep). Push and trim in one MULTI/EXEC or Lua script, with LTRIM
     key -N -1. If only the processes break it, the store serialises push and trim with a lock of its
     own process, which the other processes do not see."""
-    store = memory.store(max_messages=window)
+    store = stores.new(max_messages=window)
     each = max(EACH, math.ceil(2 * window / WRITERS))
     threads = burst("window", WRITERS, each)
-    check_window(store, "window", window, threads, memory.concurrently(store, "window", threads, readers=READERS),
-                 "tasks on one event loop" if store.binding.is_async else "threads sharing one store", memory)
+    check_window(findings, stores.window_policy, store, "window", window, threads,
+                 races.concurrently(store, "window", threads, readers=READERS),
+                 "tasks on one event loop" if store.binding.is_async else "threads sharing one store")
     processes = burst("process window", WRITERS, each)
-    check_window(store, "process window", window, processes,
-                 memory.in_processes(store, "process window", processes, readers=READERS),
-                 "processes, each with a store of its own", memory)
+    check_window(findings, stores.window_policy, store, "process window", window, processes,
+                 races.in_processes(store, "process window", processes, readers=READERS),
+                 "processes, each with a store of its own")
 
 
 @pytest.mark.real_server(REAL_SERVER)
 @pytest.mark.requires("token-window")
 @pytest.mark.guarantees("atomic-window")
-def test_concurrent_writers_keep_the_token_budget(memory):
+def test_concurrent_writers_keep_the_token_budget(stores, races, findings):
     """As test_concurrent_writers_keep_the_window, under the token budget of the smallest profile:
     every message costs the same (an eighth of the budget, 400 tokens at most, as the store is told to
     count), so the window holds a known number K of them, and writers append at least two windows'
@@ -99,63 +97,21 @@ def test_concurrent_writers_keep_the_token_budget(memory):
     index in a second step (LRANGE, then LTRIM drop -1): another writer's push and trim in between
     moved the list, and the stale index cuts messages it should keep. Trim in the append's Lua script,
     or WATCH the list and retry the MULTI/EXEC that trims when it changed."""
-    profile = min(memory.profiles, key=lambda p: p.max_tokens)
+    profile = min(stores.profiles, key=lambda p: p.max_tokens)
     tokens = min(profile.max_tokens // 8, 400)
     window = profile.max_tokens // tokens
     each = max(EACH, math.ceil(2 * window / WRITERS))
-    cost = memory.counter(profile)
+    cost = stores.counter(profile)
     threads, processes = (equal_cost(burst(prefix, WRITERS, each), tokens, cost, f"{prefix} {profile.name}")
                           for prefix in ("tokens", "process tokens"))
     if threads is None or processes is None:
         pytest.skip(f"the token counter ({cost.description}) makes no texts of exactly {tokens} tokens, which the "
                     "scenario needs to know how many messages the budget holds")
     label = f"{profile.name}, budget {profile.max_tokens} tokens ({window} messages of {tokens})"
-    store = memory.store(profile=profile)
-    check_window(store, "tokens", window, threads, memory.concurrently(store, "tokens", threads, readers=READERS),
-                 "tasks on one event loop" if store.binding.is_async else "threads sharing one store", memory, label)
-    check_window(store, "process tokens", window, processes,
-                 memory.in_processes(store, "process tokens", processes, readers=READERS),
-                 "processes, each with a store of its own", memory, label)
-
-
-def check_window(store, session_id: str, window: int, writers: list[list[Message]],
-                 seen: list[list[list[Message]]], how: str, memory, label: str = "") -> None:
-    """What each reader loaded during the burst (``seen``: its loads, in order) holds no message twice,
-    none that was not appended, and no gap, and, under suffix, a session that held the window never
-    holds less again; loads over the window during the burst are a warning (atomic-window: transient,
-    the session after it is what is kept); the session after the burst keeps the window of
-    ``window`` messages (``label`` names it: N=5 by default)."""
-    label = label or f"N={window}"
-    for loads in seen:
-        for before, history in zip([None, *loads], loads):
-            problem = foreign_or_repeated(history, writers) or out_of_run(history, writers)
-            if (not problem and before is not None and memory.window_policy == SUFFIX
-                    and len(before) >= window > len(history)):
-                problem = (f"a reader loaded {messages(len(before))}, then {messages(len(history))}: the session lost "
-                           "messages it held (a trim cut more than the oldest: its range came from a length or a "
-                           "read that another writer had changed)")
-            if problem:
-                raise AssertionError(f"{label}, while {WRITERS} writers appended ({how}): {problem}\n"
-                                     f"that load:\n{listed(history)}")
-    seen = [history for loads in seen for history in loads]
-    over = [len(history) for history in seen if len(history) > window]
-    if over:
-        memory.warn(Guarantee.ATOMIC_WINDOW,
-                    f"{label}, while {WRITERS} writers appended ({how}): {len(over)} of {len(seen)} loads held more "
-                    f"than the window, up to {messages(max(over))}: the trim runs after the push, not with it (RPUSH, "
-                    "then LTRIM in a second round trip), so a reader between the two sees too many; push and trim in "
-                    "one MULTI/EXEC or Lua script")
-    history = store.load(session_id)
-    wanted = window if memory.window_policy == SUFFIX else None
-    problem = foreign_or_repeated(history, writers) or out_of_run(history, writers)
-    last_missing = [f"writer {w + 1}'s last message" for w, sent in enumerate(writers)
-                    if any(m in history for m in sent) and sent[-1] not in history]
-    if len(history) > window or (wanted is not None and len(history) != wanted):
-        problem = f"the session holds {messages(len(history))}, expected {window}"
-    elif last_missing:
-        problem = f"the session holds older messages of a writer but not {last_missing[0]}"
-    if problem:
-        raise AssertionError(f"{label}, after {WRITERS} writers appended "
-                             f"{sum(map(len, writers))} messages at once ({how}): {problem}\n"
-                             f"the history ({messages(len(history))}):\n{listed(history)}")
-    memory.note(f"{label}, {how}: readers loaded the session {len(seen)} times during the burst")
+    store = stores.new(profile=profile)
+    check_window(findings, stores.window_policy, store, "tokens", window, threads,
+                 races.concurrently(store, "tokens", threads, readers=READERS),
+                 "tasks on one event loop" if store.binding.is_async else "threads sharing one store", label)
+    check_window(findings, stores.window_policy, store, "process tokens", window, processes,
+                 races.in_processes(store, "process tokens", processes, readers=READERS),
+                 "processes, each with a store of its own", label)

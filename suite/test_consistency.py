@@ -35,7 +35,7 @@ def agreed_finding(wait, what: str) -> str:
             f"({wait.polls} polls)")
 
 
-def check_agreed(memory, wait, store, what: str) -> None:
+def check_agreed(findings, wait, store, what: str) -> None:
     """Every session of ``wait`` agreed within the timeout; else fail with how long it lagged."""
     if wait.pending:
         held = (f"; the other {len(wait.agreed)} agreed after p50 {statistics.median(wait.agreed.values()) * 1000:.0f}"
@@ -48,11 +48,11 @@ def check_agreed(memory, wait, store, what: str) -> None:
             "backend lags behind Redis and never caught up (a mirror write dropped or overwritten under "
             "concurrent writes, applied out of order, or never sent); if it is meant to lag longer than "
             f"{wait.timeout_s:g} s, raise --consistency-timeout")
-    memory.note(agreed_finding(wait, what))
+    findings.note(agreed_finding(wait, what))
 
 
 @pytest.mark.requires("consistency")
-def test_backends_agree_after_concurrent_writes(memory):
+def test_backends_agree_after_concurrent_writes(stores, races, until_consistent, findings):
     """For each window size (once, unwindowed, for a store without a count window), 3 writers append
     20 messages each (at least 2N), each to a session of its own, all at once through one store
     object; then the suite polls consistent_state for every session until it says True, within
@@ -67,29 +67,29 @@ def test_backends_agree_after_concurrent_writes(memory):
     store mixes sessions up when writes race (state shared between calls on the store object, such
     as a "current session" attribute) and its consistent_state compares too little (counts, or only
     whether a queue is empty) to notice: compare the backends' content, in order."""
-    windows = memory.window_sizes if memory.has(Capability.COUNT_WINDOW) else (None,)
+    windows = stores.window_sizes if stores.has(Capability.COUNT_WINDOW) else (None,)
     for window in windows:
-        store = memory.store(max_messages=window) if window else memory.store()
+        store = stores.new(max_messages=window) if window else stores.new()
         label = f"N={window}" if window else "unwindowed"
         sessions = [f"consistency {label} session {k + 1}" for k in range(SESSIONS)]
         writers = burst(f"{label} consistency", SESSIONS, max(EACH, 2 * (window or 0)))
-        memory.concurrently(store, sessions[0], writers, sessions=sessions)
-        wait = memory.until_consistent(store, sessions)
-        check_agreed(memory, wait, store, f"{label}, {SESSIONS} sessions written at once by a writer each")
+        races.concurrently(store, sessions[0], writers, sessions=sessions)
+        wait = until_consistent(store, sessions)
+        check_agreed(findings, wait, store, f"{label}, {SESSIONS} sessions written at once by a writer each")
         for session, sent in zip(sessions, writers):
             appended, history = store.stored_form(sent), store.load(session)
             context = f"{label}, session {session!r}, once consistent_state held: "
             if window is None:
                 assert_history(appended, history, appended, context, hint=lambda _: AGREED_YET_WRONG)
                 continue
-            problem = window_problem(appended, history, count_window(window), memory.window_policy)
+            problem = window_problem(appended, history, count_window(window), stores.window_policy)
             if problem:
                 raise HistoryMismatch(f"{context}{problem}; {AGREED_YET_WRONG}",
-                                      expected_count_window(appended, window, memory.window_policy), history)
+                                      expected_count_window(appended, window, stores.window_policy), history)
 
 
 @pytest.mark.requires("consistency")
-def test_backends_agree_when_writers_share_a_session(memory):
+def test_backends_agree_when_writers_share_a_session(stores, races, until_consistent, findings):
     """Four writers append 25 messages each to one session at once, through one store object; then
     the suite polls consistent_state until it says True, within --consistency-timeout, and the
     history must hold every message exactly once, each writer's in its order (the order between
@@ -100,10 +100,10 @@ def test_backends_agree_when_writers_share_a_session(memory):
     Redis gave them), or drops one: order the mirror by what the primary holds, not by arrival. If
     the history is wrong once it holds: the store reads from a mirror that lost or reordered
     messages while its consistent_state says the backends agree."""
-    store = memory.store()
+    store = stores.new()
     writers = burst("shared consistency", SHARED_WRITERS, 25)
-    memory.concurrently(store, "shared", writers)
-    wait = memory.until_consistent(store, ["shared"])
-    check_agreed(memory, wait, store, f"one session written at once by {SHARED_WRITERS} writers")
+    races.concurrently(store, "shared", writers)
+    wait = until_consistent(store, ["shared"])
+    check_agreed(findings, wait, store, f"one session written at once by {SHARED_WRITERS} writers")
     check_burst(store.load("shared"), writers,
                 "tasks on one event loop" if store.binding.is_async else "threads sharing one store")

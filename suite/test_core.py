@@ -17,18 +17,18 @@ NO_CAP_MESSAGES = 3000
 NO_CAP_BUDGET_S = 20   # a correct store on a real server appends the 3,000 in well under a second
 
 
-def test_fresh_session_is_empty(memory):
+def test_fresh_session_is_empty(stores):
     """A session nobody wrote to loads as an empty list, without raising.
 
     If this fails: the store returns a default or greeting message, or state left behind by an
     earlier session or instance (a class-level cache, a module-level default list)."""
-    store = memory.store()
+    store = stores.new()
     history = store.load("never-written")
     if history:
         raise HistoryMismatch("a session that was never written is not empty", [], history)
 
 
-def test_round_trip_keeps_role_content_and_order(memory):
+def test_round_trip_keeps_role_content_and_order(stores):
     """Every message comes back with its role and content unchanged, oldest first.
 
     The contents cover ASCII, CJK, emoji with joiners, right-to-left text, newlines and CRLF,
@@ -37,7 +37,7 @@ def test_round_trip_keeps_role_content_and_order(memory):
     serializer (ensure_ascii, encoding, .strip(), truncation), at how the role is stored, at LPUSH
     without a reversal, and at anything that drops a message equal to the one before it (a set or
     a sorted set keyed by the message, a check against the last one stored)."""
-    store = memory.store()
+    store = stores.new()
     appended = tricky_messages()
     store.append_all("round-trip", appended)
     labels = ", ".join([*(label for label, _ in TRICKY_CONTENTS), "a message equal to the one before it"])
@@ -46,7 +46,7 @@ def test_round_trip_keeps_role_content_and_order(memory):
 
 
 @pytest.mark.guarantees("steady-appends")
-def test_many_fast_appends_keep_order(memory):
+def test_many_fast_appends_keep_order(stores, append_within, findings):
     """Hundreds of appends in quick succession keep their order and lose none.
 
     Appending stops after 10 s (or a quarter of the scenario timeout, if less), as in
@@ -54,21 +54,21 @@ def test_many_fast_appends_keep_order(memory):
 
     If this fails: ids or scores taken from a clock (equal timestamps reorder a sorted set or
     overwrite a hash field), or a buffer that reorders writes."""
-    store = memory.store()
-    timed = memory.append_within(store, "fast", numbered_messages(FAST_APPENDS, "fast"), FAST_BUDGET_S)
+    store = stores.new()
+    timed = append_within(store, "fast", numbered_messages(FAST_APPENDS, "fast"), FAST_BUDGET_S)
     appended = timed.messages
     assert_history(appended, store.load("fast"), appended, context=f"after {len(appended)} fast appends: ")
     if timed.cut_short:
-        memory.note(f"appended {len(appended)} of {FAST_APPENDS} messages within the {timed.budget_s:g} s budget")
+        findings.note(f"appended {len(appended)} of {FAST_APPENDS} messages within the {timed.budget_s:g} s budget")
 
 
-def test_sessions_are_isolated(memory):
+def test_sessions_are_isolated(stores):
     """Interleaved appends to sessions whose ids share prefixes or hold ``: * ? { } [ ]``, spaces,
     backslashes and unicode each keep exactly their own history.
 
     If this fails: the key is built from a sanitised or shortened id (``a b`` and ``ab`` collide),
     or a hash tag / glob pattern in the id reaches another session's key."""
-    store = memory.store()
+    store = stores.new()
     appended: dict[str, list[Message]] = {sid: [] for sid in TRICKY_SESSION_IDS}
     for turn in range(3):
         for sid in TRICKY_SESSION_IDS:
@@ -79,12 +79,12 @@ def test_sessions_are_isolated(memory):
         assert_history(messages, store.load(sid), messages, context=f"session {sid!r}: ")
 
 
-def test_two_instances_share_history(memory):
+def test_two_instances_share_history(stores):
     """Two store instances over one server see the same history: nothing lives only in the process.
 
     If this fails: the store keeps messages (or a cache of them) in the instance or the class, and
     another worker process would not see them."""
-    writer, reader = memory.store(), memory.store()
+    writer, reader = stores.new(), stores.new()
     appended = numbered_messages(6, "shared")
     writer.append_all("shared", appended[:3])
     assert_history(appended[:3], reader.load("shared"), appended, context="second instance after 3 appends: ")
@@ -94,18 +94,18 @@ def test_two_instances_share_history(memory):
         if history == appended[:3]:
             return ("the first instance still loads only the 3 messages it appended itself: it answers from state "
                     "kept in the instance (a cache, a copy of what it wrote), which the second's appends do not reach")
-        return fresh_instance_loads(appended, memory.store().load("shared"),
+        return fresh_instance_loads(appended, stores.new().load("shared"),
                                     "the first instance answers from state kept in the instance")
     assert_history(appended, writer.load("shared"), appended,
                    context="first instance after the second appended 3 more: ", hint=unseen)
 
 
-def test_loading_twice_changes_nothing(memory):
+def test_loading_twice_changes_nothing(stores):
     """Loading is read-only: two loads in a row return the same history as was appended.
 
     If this fails: load pops or trims (LPOP, a read-then-delete pipeline, a trim with a wrong index
     done on read)."""
-    store = memory.store()
+    store = stores.new()
     appended = numbered_messages(8, "reload")
     store.append_all("reload", appended)
     first = store.load("reload")
@@ -116,12 +116,12 @@ def test_loading_twice_changes_nothing(memory):
 
 
 @pytest.mark.requires("clear")
-def test_clear_empties_only_that_session(memory):
+def test_clear_empties_only_that_session(stores):
     """Clearing a session empties it, and sessions whose ids share its prefix keep their history.
 
     If this fails: clear deletes by a glob pattern (``alice*`` also hits ``alice2``), flushes the
     database, or leaves the messages in place."""
-    store = memory.store()
+    store = stores.new()
     sessions = ("alice", "alice2", "alice:2", "bob")
     appended = {sid: numbered_messages(3, sid) for sid in sessions}
     for sid in sessions:
@@ -137,7 +137,7 @@ def test_clear_empties_only_that_session(memory):
 
 @pytest.mark.starts_first
 @pytest.mark.guarantees("steady-appends")
-def test_no_silent_cap(memory):
+def test_no_silent_cap(stores, append_within, findings):
     """With a window larger than the conversation, all of up to 3,000 messages come back.
 
     The size is only there to find caps, so appending stops after 20 s (or a quarter of the
@@ -147,10 +147,10 @@ def test_no_silent_cap(memory):
 
     If this fails: a hard-coded cap (LRANGE 0 999, a max length in the serializer, a default
     window) trims history the caller never asked to trim."""
-    store = memory.store()
-    timed = memory.append_within(store, "long", numbered_messages(NO_CAP_MESSAGES, "long"), NO_CAP_BUDGET_S)
+    store = stores.new()
+    timed = append_within(store, "long", numbered_messages(NO_CAP_MESSAGES, "long"), NO_CAP_BUDGET_S)
     appended = timed.messages
     assert_history(appended, store.load("long"), appended, context=f"after {len(appended):,} appends: ")
     if timed.cut_short:
-        memory.note(f"appended {len(appended):,} of {NO_CAP_MESSAGES:,} messages within the {timed.budget_s:g} s "
-                    f"budget; the history held all of them (a cap above {len(appended):,} would not show)")
+        findings.note(f"appended {len(appended):,} of {NO_CAP_MESSAGES:,} messages within the {timed.budget_s:g} s "
+                      f"budget; the history held all of them (a cap above {len(appended):,} would not show)")

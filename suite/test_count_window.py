@@ -9,7 +9,7 @@ from memory_regression.reference import count_window, expected_count_window
 
 
 @pytest.mark.requires("count-window")
-def test_count_window_keeps_last_n(memory, window):
+def test_count_window_keeps_last_n(stores, window):
     """2N+3 turns are appended; after k appends, at 0, 1, N-1, N, N+1 and the last, at the first k
     where the window's edge falls on each role, and at 16 more k spread over the conversation (the
     same on every run), one load must give exactly what the window policy keeps, in order: under suffix the
@@ -23,10 +23,10 @@ def test_count_window_keeps_last_n(memory, window):
     before rather than after the push, and at a trim that is not in the same transaction. Under a
     policy, the message names the rule broken; a hint naming another policy means the store
     follows that one: pass it with --window-policy if it does so on purpose."""
-    policy = memory.window_policy
+    policy = stores.window_policy
     turns = window_turns(2 * window + 3, policy)
     fixed = (0, 1, window - 1, window, window + 1, len(turns), *policy.edge_points(turns, count_window(window)))
-    store = memory.store(max_messages=window)
+    store = stores.new(max_messages=window)
     appended = []
     for point in check_points(len(turns), fixed, f"count window {window}"):
         appended.extend(store.add("window", message) for message in turns[len(appended):point])

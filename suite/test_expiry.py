@@ -23,7 +23,7 @@ SLACK_S = 0.1       # waited past the TTL before an idle session must be gone
 @pytest.mark.starts_first
 @pytest.mark.real_server("real expiry")
 @pytest.mark.requires("ttl")
-def test_active_session_outlives_its_ttl(memory):
+def test_active_session_outlives_its_ttl(stores):
     """A conversation that gets an append every 0.4 s keeps all its messages for twice its TTL of
     1 s: each append pushes the expiry back (the TTL slides).
 
@@ -32,7 +32,7 @@ def test_active_session_outlives_its_ttl(memory):
     from the session's start (EXPIREAT created_at + ttl) instead of from its last append. (A machine
     that stalls longer than the TTL between two appends leaves nothing to judge: the scenario is then
     skipped, saying so, rather than blaming the store.)"""
-    store = memory.store(ttl=TTL_S)
+    store = stores.new(ttl=TTL_S)
     appended, expected = [], []
     started = previous = time.monotonic()
     for index, message in enumerate(numbered_messages(int(ACTIVE_TTLS * TTL_S / PACE_S) + 1, "active")):
@@ -70,7 +70,7 @@ def _expired_while_active(expected, history):
 @pytest.mark.starts_first
 @pytest.mark.real_server("real expiry")
 @pytest.mark.requires("ttl")
-def test_idle_session_disappears_completely(memory):
+def test_idle_session_disappears_completely(stores, keyspace):
     """A session left alone for just over its TTL of 1 s is gone: no key of it remains, it loads as
     empty, and loading it creates no key again.
 
@@ -79,16 +79,17 @@ def test_idle_session_disappears_completely(memory):
     messages. With messages loaded: the TTL is not applied, or a process-local copy outlives the
     keys. With keys created by the load: reading writes to the session (a last-read time, a touch),
     which brings back an expired session as a ghost without messages."""
-    store = memory.store(ttl=TTL_S)
+    store = stores.new(ttl=TTL_S)
     store.append_all("idle", numbered_messages(3, "idle"))
     store.load("idle")
     time.sleep(TTL_S + SLACK_S)
     idle = f"after {TTL_S + SLACK_S:g} s idle with ttl={TTL_S}"
-    left = memory.keys()
-    assert not left, f"{idle}, keys remain: " + ", ".join(f"{key} ({_remaining(memory.pttl_ms(key))})" for key in left)
+    left = keyspace.keys()
+    assert not left, f"{idle}, keys remain: " + ", ".join(f"{key} ({_remaining(keyspace.pttl_ms(key))})"
+                                                          for key in left)
     history = store.load("idle")
     if history:
         raise HistoryMismatch(f"{idle}, the session still holds messages", [], history)
-    recreated = memory.keys()
+    recreated = keyspace.keys()
     assert not recreated, (f"{idle}, loading the expired session created keys again (a ghost session without "
                            f"messages): {', '.join(recreated)}")

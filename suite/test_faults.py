@@ -42,7 +42,7 @@ def dead_address():
 
 
 @pytest.mark.real_server("connections the server closes")
-def test_store_reconnects_after_its_connections_are_killed(memory):
+def test_store_reconnects_after_its_connections_are_killed(stores, connections, findings):
     """The server closes every connection of the store (CLIENT KILL) between turns of a
     conversation and before each load: each later append and load still works, and the history
     holds every message once, in order.
@@ -53,31 +53,31 @@ def test_store_reconnects_after_its_connections_are_killed(memory):
     message missing: the store swallows the error of the append that met the dead connection, so
     that message is lost without a word. With a message twice: it retried an append that had
     already been stored."""
-    store = memory.store()
+    store = stores.new()
     appended, expected, firsts, killed = [], [], [], 0
 
     def how(history):
         return (lost_after(expected, history, firsts, "a kill of the store's connections")
-                or fresh_instance_loads(expected, memory.store().load("killed"),
+                or fresh_instance_loads(expected, stores.new().load("killed"),
                                         "this instance's load, just after its connections were killed, returned "
                                         "without them and raised nothing (silent amnesia): reconnect, or let the "
                                         "connection error through"))
     for turn in range(TURNS):
         if turn:
-            killed += memory.kill_connections()
+            killed += connections.kill()
         for message in numbered_messages(PER_TURN, f"turn {turn + 1}"):
             expected.append(store.add("killed", message))
             appended.append(message)
         firsts += expected[-PER_TURN:][:1] if turn else []
-        killed += memory.kill_connections()
+        killed += connections.kill()
         assert_history(expected, store.load("killed"), appended,
                        context=f"after {turn + 1} turns with the store's connections killed before each: ", hint=how)
-    memory.note(f"killed {killed} connections of the store between turns" if killed else
-                "the store held no connection open between turns (it connects per call): nothing was killed")
+    findings.note(f"killed {killed} connections of the store between turns" if killed else
+                  "the store held no connection open between turns (it connects per call): nothing was killed")
 
 
 @pytest.mark.real_server("a server that is down beside the one under test")
-def test_store_raises_when_the_server_is_down(memory):
+def test_store_raises_when_the_server_is_down(stores):
     """With its client and ``redis_url`` pointing at a loopback port where no server listens, the
     store's append raises, and so does its load (or building the store raises already).
 
@@ -88,7 +88,7 @@ def test_store_raises_when_the_server_is_down(memory):
     without memory."""
     with dead_address() as url:
         try:
-            store = memory.store_on(url)
+            store = stores.new_on(url)
         except Exception:
             return   # a store that connects when it is built cannot go on without the server either
         message = Message("user", "said while the server was down")
@@ -130,7 +130,7 @@ def _outcome(raised: Exception | None, lost: str, copies: int) -> str:
 
 
 @pytest.mark.real_server("a proxy on a TCP connection to the server")
-def test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost(memory):
+def test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost(stores, findings):
     """A proxy between the store and the server lets one append's write (its RPUSH, or the EXEC of
     its MULTI, or its EVALSHA) reach the server and execute, then drops the server's reply and closes
     the connection. That append may raise (the message is then stored once or not at all, and the
@@ -145,13 +145,13 @@ def test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost(memor
     know whether a write whose reply was lost was executed: make the append idempotent (an id per
     message, written once by a script) or let the error through to the caller. If the message is
     missing although append returned: the store swallowed the error."""
-    if urlsplit(memory.url).scheme != "redis":
-        pytest.skip(f"the proxy reads plain TCP, and the server is reached by {urlsplit(memory.url).scheme}://")
-    if memory.cluster:
+    if urlsplit(stores.url).scheme != "redis":
+        pytest.skip(f"the proxy reads plain TCP, and the server is reached by {urlsplit(stores.url).scheme}://")
+    if stores.cluster:
         pytest.skip("on a Redis Cluster the store's client connects to the nodes the slot map names, around a "
                     "proxy: a lost reply is checked with --redis server")
-    with ReplyDroppingProxy.to(memory.url) as proxy:
-        store = memory.store_on(proxy.url_for(memory.url))
+    with ReplyDroppingProxy.to(stores.url) as proxy:
+        store = stores.new_on(proxy.url_for(stores.url))
         appended, expected = [], []
         for turn in range(TURNS):
             for index, message in enumerate(numbered_messages(PER_TURN, f"turn {turn + 1}")):
@@ -177,7 +177,7 @@ def test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost(memor
                     assert copies == 1, (f"append returned as if stored {lost}, but {stored.describe()} is not in "
                                          "the history: the store swallowed the connection error, and the message "
                                          "is lost unseen")
-                memory.note(_outcome(raised, lost, copies))
+                findings.note(_outcome(raised, lost, copies))
                 if copies:
                     expected.append(stored)
             history = store.load("lossy")

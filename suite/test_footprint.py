@@ -40,10 +40,10 @@ def kb(size: float) -> str:
     return f"{size / 1024:,.1f} KB"
 
 
-def token_messages(memory, profile) -> tuple[list[Message], int]:
+def token_messages(stores, profile) -> tuple[list[Message], int]:
     """For a token-windowed store: messages of about an eighth of ``profile``'s budget, as its
     counter counts them, enough for GROWTH budgets; and how many of the first fit the budget."""
-    count = memory.counter(profile)
+    count = stores.counter(profile)
     probe = filler(0, 64 * 5).content
     size = max(40, round(len(probe) * profile.max_tokens / TOKEN_SHARE / max(count(probe), 1)))
     messages, costs = [], []
@@ -56,12 +56,12 @@ def token_messages(memory, profile) -> tuple[list[Message], int]:
 SESSION = "footprint"
 
 
-def measured(memory, store, messages: list[Message], name: str) -> tuple[dict, int]:
+def measured(keyspace, store, messages: list[Message], name: str) -> tuple[dict, int]:
     """Append ``messages`` to one session and measure its keys: the figures (bytes per message
     against the content's size) and the bytes stored."""
     for message in messages:
         store.add(SESSION, message)
-    used = memory.bytes_used()
+    used = keyspace.bytes_used()
     size = sum(used.values())
     if not size:
         pytest.skip(f"after {len(messages)} appends the scenario's database holds no key: the store keeps its "
@@ -72,20 +72,21 @@ def measured(memory, store, messages: list[Message], name: str) -> tuple[dict, i
             "overhead_ratio": round(size / len(messages) / content, 2)}, size
 
 
-def check_growth(memory, store, messages: list[Message], first: int, name: str, bound: float, diagnosis: str) -> None:
+def check_growth(keyspace, findings, store, messages: list[Message], first: int, name: str, bound: float,
+                 diagnosis: str) -> None:
     """Append the first ``first`` messages and measure, append the rest and measure again: the
     session may then take at most ``bound`` times what it took at first; else warn (bounded-storage)
     with the growth seen and ``diagnosis`` (what the store does wrong, and how to fix it)."""
-    figures, size = measured(memory, store, messages[:first], name)
+    figures, size = measured(keyspace, store, messages[:first], name)
     for message in messages[first:]:
         store.add(SESSION, message)
-    after = sum(memory.bytes_used().values())
+    after = sum(keyspace.bytes_used().values())
     growth = after / size
     bounded = growth <= bound
-    memory.measure("footprint", {**figures, "appends_after": len(messages), "bytes_after": after,
-                                 "growth": round(growth, 2), "bound": bound, "bounded": bounded})
+    findings.measure("footprint", {**figures, "appends_after": len(messages), "bytes_after": after,
+                                   "growth": round(growth, 2), "bound": bound, "bounded": bounded})
     if not bounded:
-        memory.warn(Guarantee.BOUNDED_STORAGE, f"after {len(messages)} appends the session's keys hold {kb(after)}, "
+        findings.warn(Guarantee.BOUNDED_STORAGE, f"after {len(messages)} appends the session's keys hold {kb(after)}, "
                                                f"after {first} appends {kb(size)}: {growth:.1f}× {diagnosis}")
 
 
@@ -97,7 +98,7 @@ TRIMS_WHEN_LOADING = ("(at most {bound}× is allowed); trims only when loading? 
 
 @pytest.mark.guarantees("bounded-storage")
 @pytest.mark.real_server(REAL_SERVER)
-def test_storage_grows_with_the_messages_kept(memory):
+def test_storage_grows_with_the_messages_kept(stores, keyspace, findings):
     """Ten messages of 256 bytes go into one session of a store with a roomy window, the session's
     keys are measured (``MEMORY USAGE key SAMPLES 0``, summed over every key the store wrote), then
     ten more: the keys may then take at most 3 times what they took (twice the messages take about
@@ -109,7 +110,7 @@ def test_storage_grows_with_the_messages_kept(memory):
     an audit log of whole histories), each bigger than the last. Keep each message once; if
     versions are needed, keep a bounded few, or the changes rather than whole copies."""
     messages = [filler(i, CONTENT_BYTES) for i in range(2 * PER_MESSAGE_FIRST)]
-    check_growth(memory, memory.store(), messages, PER_MESSAGE_FIRST, "unwindowed", PER_MESSAGE_BOUND,
+    check_growth(keyspace, findings, stores.new(), messages, PER_MESSAGE_FIRST, "unwindowed", PER_MESSAGE_BOUND,
                  f"for twice the messages (at most {PER_MESSAGE_BOUND}× is allowed): the store keeps copies of "
                  "its history that grow with it (a snapshot of the whole history per append?): keep each message "
                  "once")
@@ -118,7 +119,7 @@ def test_storage_grows_with_the_messages_kept(memory):
 @pytest.mark.requires("count-window")
 @pytest.mark.guarantees("bounded-storage")
 @pytest.mark.real_server(REAL_SERVER)
-def test_storage_stays_within_the_window(memory, window):
+def test_storage_stays_within_the_window(stores, keyspace, findings, window):
     """With a count window N: N messages of 256 bytes are appended and the session's keys measured
     (``MEMORY USAGE key SAMPLES 0``, summed over every key the store wrote), then 9N more, and the
     keys measured again: they may take at most 4 times what the first N took (a correct store holds
@@ -130,7 +131,7 @@ def test_storage_stays_within_the_window(memory, window):
     while each load looks right, until the server runs out of memory. Trim when appending:
     ``RPUSH`` then ``LTRIM key -N -1`` in one transaction (MULTI/EXEC or a Lua script)."""
     messages = [filler(i, CONTENT_BYTES) for i in range(GROWTH * window)]
-    check_growth(memory, memory.store(max_messages=window), messages, window, f"N={window}", BOUND,
+    check_growth(keyspace, findings, stores.new(max_messages=window), messages, window, f"N={window}", BOUND,
                  f"for a window of {window} " + TRIMS_WHEN_LOADING.format(
                      bound=BOUND, how=" (RPUSH then LTRIM in one transaction)"))
 
@@ -138,7 +139,7 @@ def test_storage_stays_within_the_window(memory, window):
 @pytest.mark.requires("token-window")
 @pytest.mark.guarantees("bounded-storage")
 @pytest.mark.real_server(REAL_SERVER)
-def test_storage_stays_within_the_token_budget(memory):
+def test_storage_stays_within_the_token_budget(stores, keyspace, findings):
     """With a token budget: messages of about an eighth of the smallest profile's budget (as the
     store is told to count) are appended until the budget is full and the session's keys measured,
     then until ten budgets' worth went in, and measured again: at most 4 times the first.
@@ -146,8 +147,8 @@ def test_storage_stays_within_the_token_budget(memory):
     If this warns: the store keeps every message in Redis and drops the oldest only from what it
     returns, so the session grows with every turn. Drop the oldest messages from Redis while the
     session's total is over the budget, in the append's transaction or script."""
-    profile = min(memory.profiles, key=lambda p: p.max_tokens)
-    messages, first = token_messages(memory, profile)
-    check_growth(memory, memory.store(profile=profile), messages, first, profile.name, BOUND,
+    profile = min(stores.profiles, key=lambda p: p.max_tokens)
+    messages, first = token_messages(stores, profile)
+    check_growth(keyspace, findings, stores.new(profile=profile), messages, first, profile.name, BOUND,
                  f"for a budget of {profile.max_tokens} tokens ({profile.name}) " + TRIMS_WHEN_LOADING.format(
                      bound=BOUND, how=" (drop the oldest while the total is over the budget)"))

@@ -10,39 +10,39 @@ from memory_regression.conversations import TRICKY_SESSION_IDS, numbered_message
 
 
 @pytest.mark.requires("namespace")
-def test_keys_stay_in_namespace(memory):
+def test_keys_stay_in_namespace(stores, keyspace):
     """With a namespace, every key the store writes (messages, indexes, counters, locks) starts
     with it, for every kind of session id.
 
     If this fails: a key is built without the prefix (a global index set, a lock, a counter), or
     the prefix is applied to some keys only."""
-    store = memory.store()
+    store = stores.new()
     sessions = TRICKY_SESSION_IDS[:6]
     for sid in sessions:
         store.append_all(sid, numbered_messages(2, sid))
-    seen = set(memory.keys())
+    seen = set(keyspace.keys())
     assert seen, "the store wrote no keys at all"
     for sid in sessions:
         store.load(sid)
-    seen.update(memory.keys())
-    outside = sorted(k for k in seen if not k.startswith(memory.namespace))
-    assert not outside, f"keys outside the namespace {memory.namespace!r}: {', '.join(outside)}"
+    seen.update(keyspace.keys())
+    outside = sorted(k for k in seen if not k.startswith(keyspace.namespace))
+    assert not outside, f"keys outside the namespace {keyspace.namespace!r}: {', '.join(outside)}"
 
 
 @pytest.mark.requires("clear")
-def test_clear_leaves_no_keys(memory):
+def test_clear_leaves_no_keys(stores, keyspace):
     """After clear, no key that the session created remains; the other session's keys do.
 
     The suite notes the keys that exist with only session 'keep' written, writes session 'gone',
     clears it, and expects exactly the first set of keys back. If this fails: clear deletes the
     message list but not its companions (metadata, counters, summaries, token totals)."""
-    store = memory.store()
+    store = stores.new()
     store.append_all("keep", numbered_messages(2, "keep"))
-    before = set(memory.keys())
+    before = set(keyspace.keys())
     store.append_all("gone", numbered_messages(3, "gone"))
     store.load("gone")
     store.clear("gone")
-    left = sorted(set(memory.keys()) - before)
+    left = sorted(set(keyspace.keys()) - before)
     assert not left, f"after clear('gone') these keys remain: {', '.join(left)}"
-    lost = sorted(before - set(memory.keys()))
+    lost = sorted(before - set(keyspace.keys()))
     assert not lost, f"clear('gone') deleted keys of session 'keep': {', '.join(lost)}"

@@ -55,6 +55,21 @@ def figures(store: list[float], floor: list[float], budget: float | None) -> dic
     return found
 
 
+def over_budget(found: dict[str, dict], budget: dict[str, float], samples: int, where: str) -> str | None:
+    """The operations whose p95 is over their ``--latency-budget-ms``, each with its figures and the
+    floor's, so that the ratio says how much of the time is the store's; None if none is."""
+    over = [name for name in LATENCY_OPERATIONS if name in budget and found[name]["p95_ms"] > budget[name]]
+    if not over:
+        return None
+    return "; ".join(
+        f"{name} p95 {found[name]['p95_ms']:.3f} ms is over the budget of {budget[name]:g} ms "
+        f"(--latency-budget-ms {name}={budget[name]:g}): p50 {found[name]['p50_ms']:.3f} ms, p99 "
+        f"{found[name]['p99_ms']:.3f} ms over {samples} {name}s of {CONTENT_BYTES}-byte messages ({where}); "
+        f"the raw Redis floor ({FLOOR_COMMANDS[name]} of the same size) took {found[name]['floor_p95_ms']:.3f} ms "
+        f"at p95, so the store took {found[name]['ratio_p95']}× the floor" for name in over
+    ) + ": the time is the store's own (its round trips, serialisation, locks, sleeps), not Redis'"
+
+
 def timed(call) -> float:
     before = time.perf_counter()
     call()
@@ -62,7 +77,7 @@ def timed(call) -> float:
 
 
 @pytest.mark.real_server(REAL_SERVER)
-def test_append_and_load_latency_against_the_redis_floor(memory, window):
+def test_append_and_load_latency_against_the_redis_floor(stores, findings, window):
     """The session is filled to its window (N messages; 20 for a store without a count window), then
     appends and loads of 200-byte messages are timed in turn with an RPUSH of an element of that
     size and an LRANGE of as many elements as the load returned, on one client of the suite's: at
@@ -77,14 +92,14 @@ def test_append_and_load_latency_against_the_redis_floor(memory, window):
     (re-serialising, re-counting tokens of every message), and for sleeps, locks and retries on
     the path of every call."""
     history = window or UNWINDOWED_HISTORY
-    store = memory.store(max_messages=window) if window else memory.store()
-    session, floor_key = "latency", f"{memory.namespace}latency-floor"
+    store = stores.new(max_messages=window) if window else stores.new()
+    session, floor_key = "latency", f"{stores.namespace}latency-floor"
     for index in range(history):
         store.add(session, sized_message(index))
-    client = memory.raw_client()
+    client = stores.raw_client()
 
     def floor(command):   # a call of the raw client, on the scenario's event loop for an async store
-        return lambda: memory.run_awaitable(command()) if memory.has(Capability.ASYNC) else command()
+        return lambda: stores.run_awaitable(command()) if stores.has(Capability.ASYNC) else command()
 
     floor(lambda: client.rpush(floor_key, *(sized_message(i).content for i in range(history))))()
     samples = {name: ([], []) for name in LATENCY_OPERATIONS}   # operation -> (store's, floor's)
@@ -101,18 +116,12 @@ def test_append_and_load_latency_against_the_redis_floor(memory, window):
             samples["load"][1].append(timed(floor(lambda: client.lrange(floor_key, -max(size[0], 1), -1))))
     finally:
         floor(lambda: client.delete(floor_key))()
-    budget = memory.latency_budget_ms
+    budget = stores.latency_budget_ms
     found = {name: figures(*samples[name], budget.get(name)) for name in LATENCY_OPERATIONS}
     where = f"N={window}" if window else f"a store without a count window, {history} messages before sampling"
-    memory.measure("latency", {"window": f"N={window}" if window else "unwindowed", "samples": len(loaded),
-                               "content_bytes": CONTENT_BYTES, "history_messages": round(statistics.median(loaded)),
-                               "floor_commands": FLOOR_COMMANDS, **found})
-    over = [name for name in LATENCY_OPERATIONS if name in budget and found[name]["p95_ms"] > budget[name]]
+    findings.measure("latency", {"window": f"N={window}" if window else "unwindowed", "samples": len(loaded),
+                                 "content_bytes": CONTENT_BYTES, "history_messages": round(statistics.median(loaded)),
+                                 "floor_commands": FLOOR_COMMANDS, **found})
+    over = over_budget(found, budget, len(loaded), where)
     if over:
-        raise AssertionError("; ".join(
-            f"{name} p95 {found[name]['p95_ms']:.3f} ms is over the budget of {budget[name]:g} ms "
-            f"(--latency-budget-ms {name}={budget[name]:g}): p50 {found[name]['p50_ms']:.3f} ms, p99 "
-            f"{found[name]['p99_ms']:.3f} ms over {len(loaded)} {name}s of {CONTENT_BYTES}-byte messages ({where}); "
-            f"the raw Redis floor ({FLOOR_COMMANDS[name]} of the same size) took {found[name]['floor_p95_ms']:.3f} ms "
-            f"at p95, so the store took {found[name]['ratio_p95']}× the floor" for name in over)
-            + ": the time is the store's own (its round trips, serialisation, locks, sleeps), not Redis'")
+        raise AssertionError(over)

@@ -7,7 +7,7 @@ through (never answer as if the message were stored), and must keep each session
 eviction can only delete whole, never leave half of.
 
 The limit and the policy are server-wide, so each scenario runs on a redis-server of its own
-(``memory.own_server``), never on the run's server, which the other workers share. The limit is
+(``own_server``), never on the run's server, which the other workers share. The limit is
 set a little above what that server already uses (its baseline ``used_memory`` is over 1 MB, so a
 literal ``maxmemory 1mb`` would refuse the very first write). fakeredis accepts ``maxmemory`` and
 ignores it: these scenarios need a real server.
@@ -60,7 +60,7 @@ def kb(size: int) -> str:
 
 
 @pytest.mark.real_server(REAL_SERVER)
-def test_append_raises_when_memory_is_full(memory):
+def test_append_raises_when_memory_is_full(stores, own_server, findings):
     """Under ``maxmemory-policy noeviction``, with the limit 128 KB above what the server uses, a
     session gets 2 KB messages until an append raises (at most 256): every append that returned is
     in the history, so once memory is full an append raises rather than return as if stored.
@@ -70,8 +70,8 @@ def test_append_raises_when_memory_is_full(memory):
     around the write meant for something else; the application believes the message is kept, and
     the conversation loses it without a word. Let the error through (or raise one of your own), so
     the caller can tell the user or retry later."""
-    server = memory.own_server({"maxmemory-policy": "noeviction"})
-    store = memory.store_on(server.url)
+    server = own_server({"maxmemory-policy": "noeviction"})
+    store = stores.new_on(server.url)
     session, sent = "pressure", filler("pressure", NOEVICTION_MOST + 1, NOEVICTION_CONTENT)
     expected = [store.add(session, sent[0])]   # connected before the baseline is measured
     limit = limit_memory(server, NOEVICTION_HEADROOM)
@@ -103,13 +103,13 @@ def test_append_raises_when_memory_is_full(memory):
         pytest.skip(f"{len(expected)} appends of {kb(NOEVICTION_CONTENT)} did not fill the {kb(NOEVICTION_HEADROOM)} "
                     f"left under maxmemory (used_memory {kb(used)} of {kb(limit)}): the store keeps its messages "
                     "somewhere this scenario does not fill, nothing to judge")
-    memory.note(f"noeviction: append {len(expected) + 1} raised once memory was full (maxmemory {kb(limit)}, "
-                f"{kb(limit - NOEVICTION_HEADROOM)} used before the session filled it): {type(raised).__name__}: "
-                f"{str(raised)[:160]}")
+    findings.note(f"noeviction: append {len(expected) + 1} raised once memory was full (maxmemory {kb(limit)}, "
+                  f"{kb(limit - NOEVICTION_HEADROOM)} used before the session filled it): {type(raised).__name__}: "
+                  f"{str(raised)[:160]}")
 
 
 @pytest.mark.real_server(REAL_SERVER)
-def test_eviction_leaves_sessions_whole_or_gone(memory):
+def test_eviction_leaves_sessions_whole_or_gone(stores, own_server, findings):
     """Under ``maxmemory-policy allkeys-lru``, 8 sessions of 24 messages (1 KB each) are written, the
     limit is set 16 KB above what the server then uses, and a newcomer session keeps writing until
     Redis has evicted keys, two sessions' worth after, and two keys or more of the 8 sessions: each of
@@ -123,8 +123,8 @@ def test_eviction_leaves_sessions_whole_or_gone(memory):
     messages in one key (one list), or treat a missing part as the loss of the whole session (and
     delete the rest). Whatever the store does, a conversation under ``allkeys-lru`` can vanish:
     ``noeviction`` makes writes fail instead, ``volatile-lru`` evicts only keys with a TTL."""
-    server = memory.own_server({"maxmemory-policy": "allkeys-lru"})
-    store = memory.store_on(server.url)
+    server = own_server({"maxmemory-policy": "allkeys-lru"})
+    store = stores.new_on(server.url)
     sessions = {f"lru {n + 1}": filler(f"lru {n + 1}", PER_SESSION, LRU_CONTENT) for n in range(SESSIONS)}
     expected = {session: [store.add(session, message) for message in sent] for session, sent in sessions.items()}
     earlier = sorted(server.admin.keys())   # the earlier sessions' keys, whatever the store names them
@@ -162,7 +162,7 @@ def test_eviction_leaves_sessions_whole_or_gone(memory):
     if history != kept[len(kept) - len(history):]:
         raise AssertionError(f"the newcomer session, written while Redis evicted keys, is not the newest of its "
                              f"messages in order: {diagnose(kept, history, sent)}")
-    memory.note(
+    findings.note(
         f"allkeys-lru evicted {evicted_keys} keys (maxmemory {kb(limit)}): "
         + (f"{len(gone)} of {SESSIONS} sessions ({', '.join(repr(s) for s in gone)}) load as empty, evicted "
            "silently: the store raised nothing, and those conversations are gone" if gone

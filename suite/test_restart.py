@@ -9,7 +9,7 @@ empty: that loss is the server's configuration, which the scenario reports as su
 must still work on the empty server, never show what the server no longer holds.
 
 A restart is server-wide, so the scenario runs on a redis-server of its own
-(``memory.own_server``), never on the run's server, which the other workers share. fakeredis has no
+(``own_server``), never on the run's server, which the other workers share. fakeredis has no
 server to restart.
 """
 
@@ -54,7 +54,7 @@ def working(what: str | None, call, store):
 
 
 @pytest.mark.real_server("a server restarted between turns")
-def test_a_restart_between_turns_loses_nothing(memory):
+def test_a_restart_between_turns_loses_nothing(stores, own_server, findings):
     """On a server with an append-only file fsynced at every write, a session gets 2 messages per turn;
     between turns the server is killed (SIGKILL, so nothing relies on a graceful shutdown) and
     restarted, then shut down (SIGTERM) and restarted: after each restart the store appends and loads
@@ -69,8 +69,8 @@ def test_a_restart_between_turns_loses_nothing(memory):
     its process that the restart made stale). If the history after the restart without persistence
     still holds the first turn: the store answers loads from state kept in its process, which no
     longer matches Redis."""
-    server = memory.own_server(AOF)
-    store = memory.store_on(server.url)
+    server = own_server(AOF)
+    store = stores.new_on(server.url)
     appended, expected, firsts = [], [], []
     for turn, restart in enumerate((None, *RESTARTS)):
         if restart:
@@ -88,8 +88,8 @@ def test_a_restart_between_turns_loses_nothing(memory):
         assert_history(expected, working(restart, lambda: store.load(SESSION), store), appended, context=after,
                        hint=lambda history: lost_after(expected, history, firsts, "a restart of the server"))
 
-    bare = memory.own_server()   # no persistence, as the run's private server
-    store = memory.store_on(bare.url)
+    bare = own_server()   # no persistence, as the run's private server
+    store = stores.new_on(bare.url)
     first = numbered_messages(PER_TURN, "before")
     lost = [store.add(SESSION, message) for message in first]
     bare.restart(hard=True)
@@ -105,7 +105,7 @@ def test_a_restart_between_turns_loses_nothing(memory):
             "process, which no longer matches Redis; read the history from Redis")
     assert_history(kept, history, first + second,
                    context="after the server was restarted without persistence and 2 more appends: ")
-    memory.note(f"with appendonly yes and appendfsync always, {len(RESTARTS)} restarts (a kill, a shutdown) lost none "
-                f"of {len(expected)} messages; without persistence (appendonly no, no save points) the restart lost "
-                f"the {len(lost)} messages before it, as it loses every session: that is the server's configuration "
-                "(run Redis that holds conversations with appendonly yes), not the store")
+    findings.note(f"with appendonly yes and appendfsync always, {len(RESTARTS)} restarts (a kill, a shutdown) lost "
+                  f"none of {len(expected)} messages; without persistence (appendonly no, no save points) the restart "
+                  f"lost the {len(lost)} messages before it, as it loses every session: that is the server's "
+                  "configuration (run Redis that holds conversations with appendonly yes), not the store")

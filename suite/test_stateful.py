@@ -27,7 +27,7 @@ STEPS = 30
 
 
 @pytest.mark.starts_first
-def test_random_operations_match_the_model(memory, window):
+def test_random_operations_match_the_model(stores, keyspace, findings, window):
     """After any sequence of steps, each through either of two instances (append one message; append
     one equal to the session's last; fill the session to N-1, N or N+1 messages; clear it; restart an
     instance), every session holds
@@ -45,7 +45,7 @@ def test_random_operations_match_the_model(memory, window):
     seeded from the list's length. The finding says what the steps reached at each N; a count of
     0 there means the scenario did not test that state."""
     coverage = Coverage(window)
-    machine = MemoryStateMachine.bound(memory, window, coverage)
+    machine = MemoryStateMachine.bound(stores, keyspace, window, coverage)
     failed = True
     try:
         run_state_machine_as_test(machine, settings=settings(
@@ -54,4 +54,4 @@ def test_random_operations_match_the_model(memory, window):
             print_blob=False))
         failed = False
     finally:
-        memory.note(coverage.text(failed))
+        findings.note(coverage.text(failed))

@@ -11,7 +11,7 @@ from memory_regression.reference import expected_token_window, token_budget
 
 
 @pytest.mark.requires("token-window")
-def test_token_window_keeps_maximal_suffix(memory, profile):
+def test_token_window_keeps_maximal_suffix(stores, profile):
     """After k appends, at the boundary points (0, 1, the append that makes the kept history cost
     exactly the budget, the oversize message, the last append), at the first k where the window's
     edge falls on each role, and at 16 more k spread over the conversation (the same on every run),
@@ -33,15 +33,15 @@ def test_token_window_keeps_maximal_suffix(memory, profile):
     report), check ``>`` against ``>=`` when trimming, and what happens to an oversize message.
     Under a policy, the message names the rule broken; a hint naming another policy means the
     store follows that one: pass it with --window-policy if it does so on purpose."""
-    policy = memory.window_policy
+    policy = stores.window_policy
     budget = profile.max_tokens
-    cost = functools.lru_cache(maxsize=None)(memory.counter(profile))  # each text once
+    cost = functools.lru_cache(maxsize=None)(stores.counter(profile))  # each text once
     conversation = token_conversation(budget, cost, profile.name, policy)
     messages = conversation.messages
     window = token_budget(budget, cost)
     marks = [index + 1 for index in (conversation.exact_index, conversation.oversize_index) if index is not None]
     fixed = (0, 1, len(messages), *marks, *policy.edge_points(messages, window))
-    store = memory.store(profile=profile)
+    store = stores.new(profile=profile)
     appended = []
     for point in check_points(len(messages), fixed, f"token window {profile.name}"):
         appended.extend(store.add("tokens", message) for message in messages[len(appended):point])

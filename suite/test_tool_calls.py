@@ -19,7 +19,7 @@ EXCHANGES = 3
 
 
 @pytest.mark.requires("tool-calls")
-def test_tool_calls_and_metadata_round_trip(memory):
+def test_tool_calls_and_metadata_round_trip(stores):
     """Three tool-using turns (one, two and three calls at once, with and without text beside the
     calls) come back unchanged: every ``tool_calls`` entry with its id, name and arguments, every
     tool result with its ``tool_call_id`` and ``name``, and the answers' ``metadata``.
@@ -27,7 +27,7 @@ def test_tool_calls_and_metadata_round_trip(memory):
     If this fails: the serializer keeps only role and content (``{"role": m.role, "content":
     m.content}``), drops fields it does not know, or turns ``arguments`` from a JSON string into
     an object."""
-    store = memory.store()
+    store = stores.new()
     appended = tool_conversation(EXCHANGES)
     store.append_all("tools", appended)
     expected = store.stored_form(appended)
@@ -36,7 +36,7 @@ def test_tool_calls_and_metadata_round_trip(memory):
 
 
 @pytest.mark.requires("tool-calls", "count-window")
-def test_window_leaves_no_orphaned_tool_result(memory, window):
+def test_window_leaves_no_orphaned_tool_result(stores, window):
     """Tool-using turns (2N+3 messages) are appended; after k appends, at 0, 1, N-1, N, N+1 and the
     last, at the first k where the window's edge falls on each role (a tool result among them), and
     at 16 more k spread over the conversation (the same on every run), one load must give what the
@@ -48,11 +48,11 @@ def test_window_leaves_no_orphaned_tool_result(memory, window):
     results, and the store kept the results; drop them with it (trim to the last N, then drop the
     tool messages at the start). If it fails otherwise, the store drops more, or other, messages
     than those."""
-    policy = memory.window_policy
+    policy = stores.window_policy
     messages = tool_conversation(window)[:2 * window + 3]
     fixed = (0, 1, window - 1, window, window + 1, len(messages),
              *policy.edge_points(messages, count_window(window)))
-    store = memory.store(max_messages=window)
+    store = stores.new(max_messages=window)
     appended = []
     for point in check_points(len(messages), fixed, f"tool window {window}"):
         appended.extend(store.add("tools", message) for message in messages[len(appended):point])

@@ -11,13 +11,13 @@ FRESH_SLACK_MS = 2000     # a TTL just set may have run down this much by the ti
 SHORTENED_MS = 5000       # the suite shortens TTLs to this to see whether an append restores them
 
 
-def _ttl_problems(memory, ttl_s, keys=None, shortened_ms=None):
+def _ttl_problems(keyspace, ttl_s, keys=None, shortened_ms=None):
     """Keys (all, or those given) whose TTL is missing, longer than configured, or far shorter than
     just set; ``shortened_ms``: what the suite shortened them to before the append, which a TTL the
     append did not refresh still shows. A key that no longer exists is no problem here."""
     problems = []
-    for key in memory.keys() if keys is None else keys:
-        pttl = memory.pttl_ms(key)
+    for key in keyspace.keys() if keys is None else keys:
+        pttl = keyspace.pttl_ms(key)
         if pttl == -2:
             continue
         if pttl == -1:
@@ -36,24 +36,24 @@ def _ttl_problems(memory, ttl_s, keys=None, shortened_ms=None):
 
 
 @pytest.mark.requires("ttl")
-def test_every_key_has_ttl_within_configured(memory):
+def test_every_key_has_ttl_within_configured(stores, keyspace):
     """Right after appends, every key the store created has a TTL close to, and not over, the
     configured seconds.
 
     If this fails: EXPIRE is missing for some key (an index set, a counter, a summary), the value
     is in the wrong unit (PEXPIRE with seconds, EXPIRE with milliseconds), or SET without EX
     dropped the TTL."""
-    store = memory.store(ttl=TTL_S)
+    store = stores.new(ttl=TTL_S)
     for sid in ("ttl-a", "ttl-b"):
         store.append_all(sid, numbered_messages(3, sid))
     store.load("ttl-a")
-    problems = _ttl_problems(memory, TTL_S)
-    assert memory.keys(), "the store wrote no keys at all"
-    assert not problems, "; ".join(problems) + f" (keys: {', '.join(memory.keys())})"
+    problems = _ttl_problems(keyspace, TTL_S)
+    assert keyspace.keys(), "the store wrote no keys at all"
+    assert not problems, "; ".join(problems) + f" (keys: {', '.join(keyspace.keys())})"
 
 
 @pytest.mark.requires("ttl")
-def test_append_refreshes_ttl(memory):
+def test_append_refreshes_ttl(stores, keyspace):
     """An append sets the TTL of the session's keys back to the configured value: the TTL slides
     with activity.
 
@@ -62,12 +62,12 @@ def test_append_refreshes_ttl(memory):
     test_every_key_has_ttl_within_configured). If this fails: EXPIRE ... NX (set only once),
     EXPIRE only when the list is created, or the refresh is on another key than the one holding
     the messages."""
-    store = memory.store(ttl=TTL_S)
+    store = stores.new(ttl=TTL_S)
     store.append_all("slide", numbered_messages(2, "slide"))
-    expiring = [key for key in memory.keys() if memory.pttl_ms(key) > 0]
-    assert expiring, f"no key has a TTL to refresh (keys: {', '.join(memory.keys()) or 'none'})"
+    expiring = [key for key in keyspace.keys() if keyspace.pttl_ms(key) > 0]
+    assert expiring, f"no key has a TTL to refresh (keys: {', '.join(keyspace.keys()) or 'none'})"
     for key in expiring:
-        memory.set_pttl_ms(key, SHORTENED_MS)
+        keyspace.set_pttl_ms(key, SHORTENED_MS)
     store.append("slide", "user", "one more")
-    problems = _ttl_problems(memory, TTL_S, keys=expiring, shortened_ms=SHORTENED_MS)
+    problems = _ttl_problems(keyspace, TTL_S, keys=expiring, shortened_ms=SHORTENED_MS)
     assert not problems, "after an append: " + "; ".join(problems)

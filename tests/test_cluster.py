@@ -20,7 +20,7 @@ from junitparser.xunit2 import JUnitXml
 
 from memory_regression.engines import open_backend
 from memory_regression.servers import SUITE_USER
-from memory_regression.context import CLUSTER_CLIENT_CONNECTS
+from memory_regression.scenario_stores import CLUSTER_CLIENT_CONNECTS
 from tests.test_corpus import CORRECT_STORES
 from tests.test_frameworks import LANGCHAIN, LLAMA_INDEX, OPENAI_AGENTS
 

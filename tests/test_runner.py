@@ -508,7 +508,8 @@ def test_plain_pytest_runs_the_suite(tmp_path, where):
 
 def test_other_pytest_runs_never_see_the_plugin(tmp_path):
     """A user's own tests, in the environment that has the suite installed, with a fixture named
-    ``memory`` and a ``--store`` option of their own: the suite's plugin must stay out."""
+    ``stores`` (as one of the scenarios' is) and a ``--store`` option of their own: the suite's plugin
+    must stay out."""
     (tmp_path / "conftest.py").write_text(textwrap.dedent("""\
         import pytest
 
@@ -516,12 +517,12 @@ def test_other_pytest_runs_never_see_the_plugin(tmp_path):
             parser.addoption("--store", default="shelf")
 
         @pytest.fixture
-        def memory():
+        def stores():
             return ["kept"]
         """), encoding="utf-8")
     (tmp_path / "test_app.py").write_text(textwrap.dedent("""\
-        def test_uses_its_own_memory_fixture(memory, pytestconfig):
-            assert memory == ["kept"] and pytestconfig.getoption("--store") == "shelf"
+        def test_uses_its_own_stores_fixture(stores, pytestconfig):
+            assert stores == ["kept"] and pytestconfig.getoption("--store") == "shelf"
         """), encoding="utf-8")
     for extra in ([], ["--store", "warehouse"]):
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra],
