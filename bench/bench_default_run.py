@@ -1,8 +1,8 @@
 """Benchmark: the default matrix against the example stores on a private redis-server.
 
 For each example store it runs the runner end to end in a subprocess RUNS times, with the default
-two worker processes, with one (``-n 1``) and with the scenarios in the runner itself (``-n 0``),
-interleaved so that machine noise falls on all three alike (median wall time, scenarios per
+three worker processes, with two (``-n 2``), with one (``-n 1``) and with the scenarios in the runner
+itself (``-n 0``), interleaved so that machine noise falls on all four alike (median wall time, scenarios per
 second); then once in this process (``-n 0``) with redis-py's send and receive timed, to give the
 share of the run spent waiting on Redis. Last, each scenario group's cost (its scenarios' durations
 summed), which is what ``--groups`` and the default set are chosen by.
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from example_stores import EXAMPLE_STORES as STORES  # noqa: E402  (bench/, the script's directory)
 
 
-WORKERS = {"2 workers (default)": [], "1 worker": ["-n", "1"], "in the runner": ["-n", "0"]}
+WORKERS = {"3 workers (default)": [], "2 workers": ["-n", "2"], "1 worker": ["-n", "1"], "in the runner": ["-n", "0"]}
 
 
 def timed_run(args, extra=(), tree=ROOT):

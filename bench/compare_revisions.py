@@ -2,7 +2,7 @@
 
 The other revision is checked out in a temporary git worktree; both runners are run end to end on
 the same example store, alternately (which of the two goes first changes every round, so the
-machine's drift falls on both alike), with the default two workers. Prints each one's median wall
+machine's drift falls on both alike), each with its default workers. Prints each one's median wall
 time, their ratio, and each scenario group's median cost.
 
     python bench/compare_revisions.py --base HEAD~3 [--runs 7] [--store "count window"]
@@ -63,8 +63,8 @@ def main():
     for group in sorted({g for costs in groups.values() for g in costs}):
         print(f"{group:<16}" + "".join(f"{statistics.median(groups[name].get(group, [0.0])):>29.2f}s"
                                        for name in trees))
-    print(f"(median of {options.runs} runs each, {options.store} example store, 2 workers; group costs: "
-          "the scenarios' durations summed)")
+    print(f"(median of {options.runs} runs each, {options.store} example store, each revision's default workers; "
+          "group costs: the scenarios' durations summed)")
 
 
 if __name__ == "__main__":
