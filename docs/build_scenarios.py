@@ -3,7 +3,7 @@
 One section per scenario group (a file of ``suite/``, its module docstring), one entry per scenario:
 what it needs (its ``requires`` marker, or core), where it runs (a real server, every window size,
 every profile), the guarantees it checks, and its docstring, which says what it checks and what a
-failure means. ``tests/test_docs.py`` fails when the page is not what this writes:
+failure means. ``tests/unit/test_docs.py`` fails when the page is not what this writes:
 
     python docs/build_scenarios.py
 """

@@ -1,6 +1,6 @@
 """The run's verdict: its status and message, decided on what the run saw (:class:`RunFacts`).
 
-Pure, so every branch is a unit test (``tests/test_verdict.py``). The order is the precedence: a
+Pure, so every branch is a unit test (``tests/unit/test_verdict.py``). The order is the precedence: a
 run cut off by its deadline, then one the runner stopped before it could judge the store (a usage
 or Redis error, or a store that made the server unusable), an interrupt, the suite's own files
 failing to load, a worker that could not run the store, nothing selected or nothing run, and only

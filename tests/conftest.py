@@ -22,11 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from junitparser import JUnitXml
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRYPOINT = ROOT / "entrypoint.py"
 RUN_TIMEOUT_S = 300
 RUN_MARK = "MEMORY_REGRESSION_TEST_RUN"     # set in a run's environment; its processes inherit it
+GOOD = "tests.stores.correct:ListStore"     # a correct store, for runs about anything but its verdict
+ONE_SCENARIO = ("-k", "test_fresh_session_is_empty")
 # a frame of the tool itself (or of the pytest machinery under it) in a Python or pytest traceback
 TOOL_FRAME = re.compile(r'(memory_regression|_pytest|pluggy|xdist|execnet)/[\w/]+\.py(", line |:\d+: in )')
 
@@ -98,6 +101,25 @@ def assert_well_formed(result: RunResult) -> None:
         summary["exit_code"] == 1 and result.exit_code == 0), result.output   # fail-on-failure false
     assert (result.report_dir / "summary.md").read_text(encoding="utf-8").startswith("## Memory regression")
     ET.parse(result.report_dir / "junit.xml")
+
+
+def assert_usage_error(result, *phrases):
+    assert result.exit_code == 2, result.output
+    for phrase in phrases:
+        assert phrase in result.output, result.output
+    assert "memory_regression/" not in result.output, "a traceback of ours reached the user"
+    assert_error_reports(result)
+
+
+def assert_error_reports(result):
+    """Every report but the HTML one is written even when the run stops before any scenario."""
+    summary = result.summary
+    assert summary["exit_code"] == result.exit_code
+    assert summary["message"]
+    assert (result.report_dir / "summary.md").read_text(encoding="utf-8").startswith("## Memory regression")
+    xml = JUnitXml.fromfile(str(result.report_dir / "junit.xml"))
+    cases = [case for suite in xml for case in suite]
+    assert len(cases) == 1 and cases[0].result, "junit.xml should hold one errored case"
 
 
 def wait_for_handlers(pid: int, within_s: float = 10.0) -> None:

@@ -1,5 +1,5 @@
 # A Valkey server from Debian's package, started as the official valkey/valkey image is: its
-# default command is the server binary (tests/test_engines.py).
+# default command is the server binary (tests/end_to_end/test_engines.py).
 FROM debian:trixie-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends valkey-server \

@@ -1,6 +1,6 @@
 """Stores whose verdict depends on the engine: correct on one, broken on another. With
 ``--redis server,fakeredis`` the reports flag every scenario that passes on one and fails on the
-other (tests/test_engines.py)."""
+other (tests/end_to_end/test_engines.py)."""
 
 from tests.stores.correct import ListStore
 

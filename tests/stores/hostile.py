@@ -1,7 +1,7 @@
 """Stores that attack the run instead of storing badly: they end the process, hang where nothing
 in-process can stop them, leave threads behind, sabotage the server, flood the output, or print
 text that looks like GitHub workflow commands. Each is a class of the runner's own bugs that a
-test in tests/test_hostile.py holds shut.
+test in tests/end_to_end/test_hostile.py holds shut.
 
 Most misbehave only in the round-trip scenario (the only one that appends the HTML content) or in
 one named session, so that the rest of the run shows the worker was replaced and went on.

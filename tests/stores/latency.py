@@ -16,7 +16,7 @@ class SleepsPerCall(ListStore):
 
     CAUSE = r"append p95 [\d.]+ ms is over the budget of 10 ms"
 
-    # under a budget of half its sleep (the runs of tests/test_corpus.py): the budget applies to
+    # under a budget of half its sleep (the runs of tests/verdicts/test_corpus.py): the budget applies to
     # the latency group alone, and the other groups' thousands of calls would take minutes
     CORPUS_ARGS = ("--latency-budget-ms", BUDGET, "--groups", "latency")
 

@@ -1,6 +1,6 @@
 """The memories that libraries build over their Redis stores, each behind the thinnest adapter that
 drives it as an application does, and the table of every library store the suite is run on
-(:data:`LIBRARY_STORES`): tests/test_frameworks.py checks their verdicts, bench/verdicts.py writes
+(:data:`LIBRARY_STORES`): tests/verdicts/test_frameworks.py checks their verdicts, bench/verdicts.py writes
 them to docs/frameworks.md.
 
 The three stores themselves (LangChain's ``RedisChatMessageHistory``, LlamaIndex's
@@ -160,12 +160,27 @@ FOOTPRINT = "test_storage_stays_within_the_window"
 TOKEN_FOOTPRINT = "test_storage_stays_within_the_token_budget"
 WORD_BUDGETS = ("--token-counter", "tests.stores.libraries:words", "--model-profiles", "small-4k,llama-3-8b")
 
+# the three stores of the libraries, run as they are
+LANGCHAIN = "langchain_community.chat_message_histories:RedisChatMessageHistory"
+LLAMA_INDEX = "llama_index.storage.chat_store.redis:RedisChatStore"
+OPENAI_AGENTS = "agents.extensions.memory:RedisSession"
+
+# spec -> (shape, capabilities, conformance level on a real server)
+LIBRARIES = {
+    LANGCHAIN: ("LangChain BaseChatMessageHistory: add_message(message)",
+                ["clear", "core", "namespace", "tool-calls", "ttl"],
+                "core+ttl+namespace+clear+tool-calls+bounded-storage+steady-appends"),
+    LLAMA_INDEX: ("LlamaIndex BaseChatStore: add_message(session_id, message)",
+                  ["clear", "core", "tool-calls", "ttl"], "core+ttl+clear+tool-calls+bounded-storage+steady-appends"),
+    OPENAI_AGENTS: ("OpenAI Agents Session: add_items([message, ...])",
+                    ["async", "clear", "core", "namespace", "tool-calls", "ttl"],
+                    "core+ttl+namespace+clear+tool-calls+async+bounded-storage+steady-appends"),
+}
+
 LIBRARY_STORES = (
-    LibraryStore("langchain-community", "RedisChatMessageHistory",
-                 "langchain_community.chat_message_histories:RedisChatMessageHistory"),
-    LibraryStore("llama-index-storage-chat-store-redis", "RedisChatStore",
-                 "llama_index.storage.chat_store.redis:RedisChatStore"),
-    LibraryStore("openai-agents", "RedisSession", "agents.extensions.memory:RedisSession"),
+    LibraryStore("langchain-community", "RedisChatMessageHistory", LANGCHAIN),
+    LibraryStore("llama-index-storage-chat-store-redis", "RedisChatStore", LLAMA_INDEX),
+    LibraryStore("openai-agents", "RedisSession", OPENAI_AGENTS),
     LibraryStore("llama-index-core", "ChatMemoryBuffer over RedisChatStore",
                  "tests.stores.libraries:LlamaIndexMemoryBuffer", ("--window-policy", "start-on-user", *WORD_BUDGETS),
                  (), "a known design: ChatMemoryBuffer applies its token limit to the history it returns "

@@ -1,6 +1,6 @@
 """Stores that are correct but slow, or would be slow if the suite handed them an expensive
 counter: the run judges them on correctness and reports their speed as a finding; it never cuts
-them off as hung (tests/test_hostile.py holds it to that)."""
+them off as hung (tests/end_to_end/test_hostile.py holds it to that)."""
 
 import time
 from pathlib import Path

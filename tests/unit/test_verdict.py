@@ -7,7 +7,7 @@ from pytest import ExitCode
 from memory_regression.results import Outcome, RunSummary, ScenarioResult, Status
 from memory_regression.verdict import RunFacts, verdict
 from memory_regression.worker_messages import Abort
-from tests.test_engines import engines_summary
+from tests.unit.test_engines import engines_summary
 
 OK, FAILED = int(ExitCode.OK), int(ExitCode.TESTS_FAILED)
 

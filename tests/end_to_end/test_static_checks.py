@@ -70,7 +70,6 @@ def test_action_inputs_are_runner_flags_and_outputs_are_written():
     assert action["runs"] == {"using": "docker", "image": "Dockerfile"}
 
 
-
 def pushed_references(release_tag: str, repository: str, tmp_path: Path) -> set[str]:
     """The image references release.yml pushes for the tag ``release_tag``: the tags of its
     docker/build-push-action step, filled in with the outputs of the steps they name, which are run

@@ -9,12 +9,13 @@ from tests.conftest import ROOT
 def test_every_test_the_threat_model_cites_exists():
     """docs/threat-model.md names, for each measure, the test that holds it: each must be a test."""
     text = (ROOT / "docs" / "threat-model.md").read_text(encoding="utf-8")
-    cited = set(re.findall(r"`(?:test_\w+\.py::)?(test_\w+)`", text)) | set(re.findall(r"::(test_\w+)", text))
-    defined = {name for path in (ROOT / "tests").glob("test_*.py")
-               for name in re.findall(r"^def (test_\w+)", path.read_text(encoding="utf-8"), re.MULTILINE)}
-    files = {path.stem for path in (ROOT / "tests").glob("test_*.py")}
+    tests = {path: set(re.findall(r"^def (test_\w+)", path.read_text(encoding="utf-8"), re.MULTILINE))
+             for path in (ROOT / "tests").glob("*/test_*.py")}
+    at = re.findall(r"`(\w+/test_\w+\.py)::(test_\w+)`", text)   # a test where the citation says it is
+    assert [(path, name) for path, name in at if name not in tests.get(ROOT / "tests" / path, ())] == []
+    cited = set(re.findall(r"`(?:\w+/test_\w+\.py::)?(test_\w+)`", text))
     assert len(cited) > 20
-    assert cited - defined - files == set()
+    assert cited - set().union(*tests.values()) - {path.stem for path in tests} == set()
 
 
 def test_the_scenarios_page_is_what_the_suite_says():

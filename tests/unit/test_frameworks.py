@@ -1,8 +1,6 @@
-"""Stores of the libraries people use, run with nothing of ours but the --store spec: LangChain's
-``RedisChatMessageHistory`` (langchain-community), LlamaIndex's ``RedisChatStore`` and OpenAI Agents'
-``RedisSession``, installed from PyPI (the test extras pin them). Each is a correct store: the suite
-must pass it, at the level its parameters claim. Beside them, the contract's own shapes: one object
-per session, and whole messages as dicts or as the append parameter's annotated class."""
+"""Stores of the libraries people use, and the contract's own shapes, as the suite binds them: a
+library's store recognised by its base class, the append form read from its parameters, and tool
+calls and metadata through the libraries' own converters. Their runs are tests/verdicts'."""
 
 import warnings
 
@@ -12,7 +10,7 @@ from memory_regression.binding import AppendForm, bind_store
 from memory_regression.contract import Message, UsageError
 from memory_regression.loader import load_object
 from tests.conftest import ROOT
-from tests.stores.libraries import LIBRARY_STORES
+from tests.stores.libraries import LIBRARIES, OPENAI_AGENTS
 
 with warnings.catch_warnings():   # langchain-community warns at import that it is being sunset
     warnings.simplefilter("ignore")
@@ -20,21 +18,6 @@ with warnings.catch_warnings():   # langchain-community warns at import that it 
     import langchain_community.chat_message_histories  # noqa: F401
     import llama_index.storage.chat_store.redis  # noqa: F401
 
-LANGCHAIN = "langchain_community.chat_message_histories:RedisChatMessageHistory"
-LLAMA_INDEX = "llama_index.storage.chat_store.redis:RedisChatStore"
-OPENAI_AGENTS = "agents.extensions.memory:RedisSession"
-
-# spec -> (shape, capabilities, conformance level on a real server)
-LIBRARIES = {
-    LANGCHAIN: ("LangChain BaseChatMessageHistory: add_message(message)",
-                ["clear", "core", "namespace", "tool-calls", "ttl"],
-                "core+ttl+namespace+clear+tool-calls+bounded-storage+steady-appends"),
-    LLAMA_INDEX: ("LlamaIndex BaseChatStore: add_message(session_id, message)",
-                  ["clear", "core", "tool-calls", "ttl"], "core+ttl+clear+tool-calls+bounded-storage+steady-appends"),
-    OPENAI_AGENTS: ("OpenAI Agents Session: add_items([message, ...])",
-                    ["async", "clear", "core", "namespace", "tool-calls", "ttl"],
-                    "core+ttl+namespace+clear+tool-calls+async+bounded-storage+steady-appends"),
-}
 
 SHAPES = {
     "tests.stores.shapes:SessionHistory": ("one object per session: append(role, content)", True,
@@ -105,28 +88,3 @@ def test_tool_calls_and_metadata_survive_the_libraries_own_conversion(spec):
         expected[2] = Message.of("tool", "sunny", tool_call_id="call_1")
         expected[3] = Message.of("assistant", "Sunny in Paris.")
     assert back == expected
-
-
-@pytest.mark.parametrize("entry", LIBRARY_STORES, ids=lambda entry: entry.spec.rpartition(":")[2])
-def test_a_library_store_gets_its_known_verdict(run_suite, entry):
-    """The verdicts table's rows (bench/verdicts.py): the three stores pass as they are, and the
-    memories over them fail exactly the scenarios of their known bug or contract mismatch."""
-    result = run_suite("--store", entry.spec, "--redis", "server", *entry.args)
-    summary = result.summary
-    assert result.failing_scenarios() == set(entry.failing), result.output
-    warned = {w["nodeid"].split("::")[-1].split("[")[0] for w in summary["warnings"]}
-    assert warned - set(entry.may_warn) == set(entry.warned), result.output
-    assert summary["status"] == ("failed" if entry.failing else "passed"), result.output
-    assert summary["totals"]["errors"] == 0, result.output
-    if entry.spec in LIBRARIES:
-        assert [summary["shape"], summary["capabilities"], summary["conformance_level"]] == list(
-            LIBRARIES[entry.spec]), result.output
-
-
-def test_framework_messages_a_plain_store_returns_are_read_with_the_frameworks_converters(run_suite):
-    """A store of no framework whose load returns LangChain messages (tool calls in LangChain's own
-    form) is read as a LangChain store's history is: its tool calls compare as appended."""
-    result = run_suite("--store", "tests.stores.shapes:ReturnsLangChainMessages", "-k", "tool_calls or round_trip")
-    assert result.exit_code == 0, result.output
-    assert result.summary["conformance_level"] == "core+tool-calls"
-    assert result.summary["totals"]["passed"] == 2

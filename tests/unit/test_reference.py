@@ -69,7 +69,6 @@ def test_diagnosis_wording():
                                                      "at character 0: expected 'd', got 'e'")
 
 
-
 def test_a_cause_is_named_only_where_the_histories_show_it():
     """Sorted by text, the oldest kept, the firsts after an event lost, a new instance loading right:
     each named when the histories show it, and not for a history that differs otherwise."""

@@ -21,8 +21,8 @@ from junitparser.xunit2 import JUnitXml
 from memory_regression.engines import open_backend
 from memory_regression.servers import SUITE_USER
 from memory_regression.scenario_stores import CLUSTER_CLIENT_CONNECTS
-from tests.test_corpus import CORRECT_STORES
-from tests.test_frameworks import LANGCHAIN, LLAMA_INDEX, OPENAI_AGENTS
+from tests.corpus import CORRECT_STORES
+from tests.stores.libraries import LANGCHAIN, LLAMA_INDEX, OPENAI_AGENTS
 
 pytestmark = pytest.mark.skipif(not shutil.which("redis-server"), reason="no redis-server on PATH")
 

@@ -22,7 +22,7 @@ import shutil
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_docker import docker_engine
+from tests.end_to_end.test_docker import docker_engine
 
 BASE_IMAGE = os.environ.get("MEMORY_REGRESSION_FRESH_IMAGE", "debian:trixie-slim")
 CONTAINER_TIMEOUT_S = 780

@@ -1,7 +1,7 @@
 """The worker's messages to the runner (memory_regression/worker_messages.py): each kind goes over
 the wire and back unchanged; anything that is not one of them, or lacks a field of its type, is
 refused; a message too long for one datagram has its text cut and stays whole JSON. The channel's
-end to end defence (who may send them) is tests/test_channel.py's."""
+end to end defence (who may send them) is tests/end_to_end/test_channel.py's."""
 
 import json
 

@@ -1,52 +1,21 @@
-"""The runner's contract: exit statuses, bad input, the Redis choices, and well-formed reports."""
+"""The runner's contract, run as a user runs it: exit statuses, bad input with its reports and no
+traceback, the report directory and its file system, what a selection of scenarios is, the store's
+own failures, and reports that agree with each other."""
 
 import contextlib
-import json
 import os
 import resource
 import shutil
 import subprocess
-import sys
 import textwrap
 import xml.etree.ElementTree as ET
 
 import pytest
-from junitparser import JUnitXml
 from junitparser.xunit2 import JUnitXml as JUnitXml2
 
-from memory_regression.contract import UsageError
-from memory_regression.settings import Settings
-from tests.conftest import ROOT, RedisServer
+from tests.conftest import GOOD, ONE_SCENARIO, ROOT, assert_error_reports, assert_usage_error
 
-GOOD = "tests.stores.correct:ListStore"
-ONE_SCENARIO = ("-k", "test_fresh_session_is_empty")
 ALL_WINDOWED = "core+count-window+ttl+namespace+clear+bounded-storage+steady-appends+atomic-window"
-
-
-def assert_usage_error(result, *phrases):
-    assert result.exit_code == 2, result.output
-    for phrase in phrases:
-        assert phrase in result.output, result.output
-    assert "memory_regression/" not in result.output, "a traceback of ours reached the user"
-    assert_error_reports(result)
-
-
-def assert_error_reports(result):
-    """Every report but the HTML one is written even when the run stops before any scenario."""
-    summary = result.summary
-    assert summary["exit_code"] == result.exit_code
-    assert summary["message"]
-    assert (result.report_dir / "summary.md").read_text(encoding="utf-8").startswith("## Memory regression")
-    xml = JUnitXml.fromfile(str(result.report_dir / "junit.xml"))
-    cases = [case for suite in xml for case in suite]
-    assert len(cases) == 1 and cases[0].result, "junit.xml should hold one errored case"
-
-
-@pytest.fixture(scope="module")
-def external_server():
-    server = RedisServer()
-    yield server
-    server.stop()
 
 
 def test_missing_store_file(run_suite):
@@ -99,41 +68,11 @@ def test_method_overrides(run_suite):
     assert result.exit_code == 0, result.output
 
 
-def settings_error(tmp_path, **values):
-    """The usage error Settings.from_mapping raises for ``values`` (the runner's checks of its options,
-    made before anything starts), as the runner prints it."""
-    with pytest.raises(UsageError) as raised:
-        Settings.from_mapping({"store": GOOD, **values}, tmp_path)
-    return str(raised.value)
-
-
 def test_a_bad_option_is_a_usage_error_with_reports_and_no_traceback(run_suite):
     """One bad value end to end: exit 2, the message on the way out, every report but the HTML one
     written, no traceback of ours. The values' own checks are the unit tests below."""
     assert_usage_error(run_suite("--store", GOOD, "--model-profiles", "gpt-9"), "unknown profile gpt-9",
                        "small-4k")
-
-
-@pytest.mark.parametrize("sizes", ["5,x", "0", "5,5", "", "²", "5,1e3"])
-def test_bad_window_sizes(tmp_path, sizes):
-    assert "--window-sizes" in settings_error(tmp_path, window_sizes=sizes)
-
-
-def test_unknown_profile(tmp_path):
-    message = settings_error(tmp_path, model_profiles="gpt-9")
-    assert "unknown profile gpt-9" in message and "small-4k" in message
-
-
-@pytest.mark.parametrize("content, phrase", [
-    ("profiles: [name: x\n", "not valid YAML"),
-    ("models: []\n", "expected a top-level 'profiles:' list"),
-    ("profiles:\n  - name: x\n    context_tokens: lots\n", "context_tokens must be a whole number"),
-    ("profiles:\n  - name: x\n    context_tokens: 100\n    reserved_output_tokens: 100\n",
-     "must exceed reserved_output_tokens"),
-])
-def test_bad_profile_yaml(tmp_path, content, phrase):
-    (tmp_path / "profiles.yaml").write_text(content)
-    assert phrase in settings_error(tmp_path, model_profiles=str(tmp_path / "profiles.yaml"))
 
 
 def test_profiles_from_yaml(run_suite, tmp_path):
@@ -152,32 +91,6 @@ def test_profiles_from_yaml(run_suite, tmp_path):
     assert result.summary["profiles"][0]["max_tokens"] == 500
     assert [(r["nodeid"], r["outcome"]) for r in result.summary["results"]] == [
         ("test_token_window.py::test_token_window_keeps_maximal_suffix[tiny-model]", "passed")]
-
-
-@pytest.mark.parametrize("flag, timeout", [
-    *(("--scenario-timeout", timeout) for timeout in ("soon", "inf", "nan", "0", "-5", "1e400")),
-    ("--call-timeout", "soon"), ("--call-timeout", "0"), ("--consistency-timeout", "soon"),
-    ("--consistency-timeout", "-1")])
-def test_bad_timeout(tmp_path, flag, timeout):
-    message = settings_error(tmp_path, **{flag.removeprefix("--").replace("-", "_"): timeout})
-    assert f"{flag} {timeout!r}: give a number of seconds" in message
-
-
-def test_profiles_file_that_is_not_utf8(tmp_path):
-    (tmp_path / "profiles.yaml").write_bytes("profiles:\n  - name: caf\xe9\n".encode("latin-1"))
-    message = settings_error(tmp_path, model_profiles=str(tmp_path / "profiles.yaml"))
-    assert "is not UTF-8 text" in message and "save it as UTF-8" in message
-
-
-def test_unknown_tokenizer_in_a_profile(tmp_path):
-    (tmp_path / "profiles.yaml").write_text("profiles:\n  - name: x\n    context_tokens: 900\n"
-                                            "    tokenizer: gpt5-tokenizer\n")
-    message = settings_error(tmp_path, model_profiles=str(tmp_path / "profiles.yaml"))
-    assert "unknown tokenizer 'gpt5-tokenizer'" in message and "cl100k_base" in message
-
-
-def test_unknown_token_counter(tmp_path):
-    assert "unknown tokenizer 'letters'" in settings_error(tmp_path, token_counter="letters")
 
 
 def test_report_dir_that_is_a_file(run_suite, tmp_path):
@@ -291,100 +204,6 @@ def test_selection_that_matches_nothing(run_suite):
     assert "no scenario was selected" in result.summary["message"]
 
 
-def test_unreachable_redis_url(run_suite):
-    import socket
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    result = run_suite("--store", GOOD, "--redis", f"redis://127.0.0.1:{port}/0")
-    assert result.exit_code == 3, result.output
-    assert "cannot reach the server" in result.output
-    assert_error_reports(result)
-
-
-def test_server_choice_without_a_binary(run_suite):
-    result = run_suite("--store", GOOD, "--redis", "server", env={"PATH": "/nonexistent"})
-    assert result.exit_code == 3, result.output
-    assert "no redis-server or valkey-server on PATH" in result.output
-    assert_error_reports(result)
-
-
-def test_auto_falls_back_to_fakeredis_with_a_warning(run_suite):
-    result = run_suite("--store", GOOD, env={"PATH": "/nonexistent"})
-    assert result.exit_code == 0, result.output
-    summary = result.summary
-    assert "fakeredis" in summary["backend"]
-    assert "used fakeredis" in summary["backend_warning"]
-    assert "used fakeredis" in (result.report_dir / "summary.md").read_text(encoding="utf-8")
-    assert "used fakeredis" in (result.report_dir / "report.html").read_text(encoding="utf-8")
-    assert "WARNING: no redis-server" in result.output
-
-
-def test_fakeredis_by_choice_has_no_warning(run_suite):
-    result = run_suite("--store", GOOD, "--redis", "fakeredis", *ONE_SCENARIO)
-    assert result.exit_code == 0, result.output
-    assert result.summary["backend_warning"] is None
-
-
-def test_external_server_must_start_empty(run_suite, external_server):
-    external_server.client().set("someone-elses-key", "keep me")
-    try:
-        result = run_suite("--store", GOOD, "--redis", external_server.url())
-        assert_usage_error(result, "holds 1 keys", "--allow-flush")
-        assert external_server.client().get("someone-elses-key") == "keep me"
-        result = run_suite("--store", GOOD, "--redis", external_server.url(), "--allow-flush", *ONE_SCENARIO)
-        assert result.exit_code == 0, result.output
-        assert "external server" in result.summary["backend"]
-    finally:
-        external_server.client().flushdb()
-
-
-def test_external_server_on_an_empty_database_is_left_empty(run_suite, external_server):
-    """Scenarios that write leave nothing behind in an external database: the next run on it needs no
-    --allow-flush."""
-    for _ in range(2):
-        result = run_suite("--store", GOOD, "--redis", external_server.url(7), "-k", "round_trip or fresh")
-        assert result.exit_code == 0, result.output
-        assert result.summary["totals"]["passed"] >= 2
-        assert external_server.client(7).dbsize() == 0
-
-
-OWN_SERVER_SCENARIOS = {"test_append_raises_when_memory_is_full", "test_eviction_leaves_sessions_whole_or_gone",
-                        "test_a_restart_between_turns_loses_nothing"}
-
-
-@pytest.mark.parametrize("where, reason", [
-    ("url", "there is no redis-server or valkey-server on PATH"),
-    ("fakeredis", "needs a real Redis server"),
-])
-def test_scenarios_on_a_server_of_their_own_skip_where_none_can_start(run_suite, external_server, where, reason):
-    """The memory-pressure and restart scenarios start a redis-server of their own: with a --redis URL on
-    a machine without a server binary they are skipped, saying so, and on fakeredis too; the others run."""
-    redis = external_server.url() if where == "url" else "fakeredis"
-    result = run_suite("--store", GOOD, "--redis", redis, "-k", "memory_pressure or restart or round_trip_keeps",
-                       env={"PATH": "/nonexistent"})
-    assert result.exit_code == 0, result.output
-    skipped = {r["scenario"]: r["message"] for r in result.summary["results"] if r["outcome"] == "skipped"}
-    assert set(skipped) == OWN_SERVER_SCENARIOS, result.output
-    assert all(reason in message for message in skipped.values()), skipped
-
-
-def test_external_user_that_may_not_flush(run_suite, external_server):
-    client = external_server.client()
-    client.execute_command("ACL", "SETUSER", "noflush", "on", ">pw-noflush", "~*", "+@all", "-flushdb")
-    result = run_suite("--store", GOOD, "--redis", external_server.url(userinfo="noflush:pw-noflush"))
-    assert_usage_error(result, "may not run FLUSHDB")
-
-
-def test_unknown_capability_in_a_marker_is_a_suite_error(tmp_path):
-    done, summary = run_with_edited_suite(tmp_path, "test_ttl.py", lambda text: text.replace(
-        '@pytest.mark.requires("ttl")\ndef test_append_refreshes_ttl', '@pytest.mark.requires("tll")\n'
-        'def test_append_refreshes_ttl'))
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert summary["status"] == "suite error"
-    assert "@pytest.mark.requires('tll') names no capability" in summary["message"]
-
-
 def test_crashing_store_is_a_finding(run_suite):
     result = run_suite("--store", "tests.stores.shapes:Crashes", *ONE_SCENARIO, "-k", "round_trip")
     assert result.exit_code == 1, result.output
@@ -496,76 +315,6 @@ def test_summary_files_agree(run_suite):
     assert "test_round_trip_keeps_role_content_and_order" in scenarios["core"]
 
 
-@pytest.mark.parametrize("where", [["suite"],
-                                   ["-p", "memory_regression.plugin", "--pyargs", "memory_regression.suite"]])
-def test_plain_pytest_runs_the_suite(tmp_path, where):
-    done = subprocess.run([sys.executable, "-m", "pytest", *where, "--store", GOOD, "--report-dir",
-                           str(tmp_path), "-q", *ONE_SCENARIO], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert (tmp_path / "summary.json").is_file() and (tmp_path / "report.html").is_file()
-
-
-def test_other_pytest_runs_never_see_the_plugin(tmp_path):
-    """A user's own tests, in the environment that has the suite installed, with a fixture named
-    ``stores`` (as one of the scenarios' is) and a ``--store`` option of their own: the suite's plugin
-    must stay out."""
-    (tmp_path / "conftest.py").write_text(textwrap.dedent("""\
-        import pytest
-
-        def pytest_addoption(parser):
-            parser.addoption("--store", default="shelf")
-
-        @pytest.fixture
-        def stores():
-            return ["kept"]
-        """), encoding="utf-8")
-    (tmp_path / "test_app.py").write_text(textwrap.dedent("""\
-        def test_uses_its_own_stores_fixture(stores, pytestconfig):
-            assert stores == ["kept"] and pytestconfig.getoption("--store") == "shelf"
-        """), encoding="utf-8")
-    for extra in ([], ["--store", "warehouse"]):
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                              env={**os.environ, "PYTEST_ADDOPTS": ""})
-        if extra:
-            assert done.returncode == 1 and "'warehouse' == 'shelf'" in done.stdout, done.stdout + done.stderr
-        else:
-            assert done.returncode == 0, done.stdout + done.stderr
-        assert "memory-regression" not in done.stdout + done.stderr
-    assert not (tmp_path / "memory-reports").exists(), "the plugin wrote reports"
-
-
-def run_with_edited_suite(tmp_path, module, edit):
-    """Run the runner on a copy of the suite whose ``module`` was changed by ``edit``."""
-    shutil.copytree(ROOT / "suite", tmp_path / "suite")
-    path = tmp_path / "suite" / module
-    edited = edit(path.read_text(encoding="utf-8"))
-    assert edited != path.read_text(encoding="utf-8"), "the edit changed nothing"
-    path.write_text(edited, encoding="utf-8")
-    script = ("import sys, pathlib; import memory_regression.cli as cli, memory_regression.plugin as plugin; "
-              f"plugin.suite_directory = lambda: pathlib.Path({str(tmp_path / 'suite')!r}); "
-              f"sys.exit(cli.main(['--store', {GOOD!r}, '--report-dir', {str(tmp_path / 'reports')!r}]))")
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    return done, json.loads((tmp_path / "reports" / "summary.json").read_text())
-
-
-def test_a_broken_suite_installation_is_reported(tmp_path):
-    """A scenario module that cannot be imported is a configuration error, not an interruption."""
-    done, summary = run_with_edited_suite(tmp_path, "test_ttl.py",
-                                          lambda text: text + "import a_module_nobody_installed\n")
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert summary["status"] == "suite error"
-    assert "a_module_nobody_installed" in summary["message"]
-
-
-def test_plain_pytest_without_a_store_says_so():
-    done = subprocess.run([sys.executable, "-m", "pytest", "suite", "-q"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
-    assert "give --store" in done.stderr
-
-
 def test_reports_are_handed_to_the_directory_owner_without_following_symlinks(run_suite, tmp_path):
     """As root (in a container), what the run wrote goes to the owner of the working directory; a
     symlink planted where a report goes is replaced, never followed, and nothing else is touched."""
@@ -598,21 +347,3 @@ def test_reports_are_handed_to_the_directory_owner_without_following_symlinks(ru
     result = run_suite("--store", store, *ONE_SCENARIO, cwd=workspace, report_dir=nested)
     assert result.exit_code == 0, result.output
     assert nested.stat().st_uid == owner and nested.parent.stat().st_uid == owner
-
-
-def test_a_report_dir_another_run_makes_meanwhile_is_used(tmp_path, monkeypatch):
-    """Two runs sharing a new report directory race to create it: the one that loses goes on."""
-    from pathlib import Path
-
-    from memory_regression.reports import prepare_report_dir, ReportPaths
-
-    make = Path.mkdir
-
-    def made_by_the_other_run_first(path, *args, **kwargs):
-        make(path)
-        return make(path, *args, **kwargs)   # FileExistsError, as for the run that lost the race
-
-    monkeypatch.setattr(Path, "mkdir", made_by_the_other_run_first)
-    target = tmp_path / "shared"
-    assert prepare_report_dir(ReportPaths(target), "shared") == []
-    assert target.is_dir()

@@ -1,0 +1,42 @@
+"""Stores of the libraries people use, run with nothing of ours but the --store spec: LangChain's
+``RedisChatMessageHistory`` (langchain-community), LlamaIndex's ``RedisChatStore`` and OpenAI Agents'
+``RedisSession``, installed from PyPI (the test extras pin them). Each is a correct store: the suite
+must pass it, at the level its parameters claim. Beside them, the contract's own shapes: one object
+per session, and whole messages as dicts or as the append parameter's annotated class."""
+
+import warnings
+
+import pytest
+
+from tests.stores.libraries import LIBRARIES, LIBRARY_STORES
+
+with warnings.catch_warnings():   # langchain-community warns at import that it is being sunset
+    warnings.simplefilter("ignore")
+    import agents.extensions.memory  # noqa: F401
+    import langchain_community.chat_message_histories  # noqa: F401
+    import llama_index.storage.chat_store.redis  # noqa: F401
+
+
+@pytest.mark.parametrize("entry", LIBRARY_STORES, ids=lambda entry: entry.spec.rpartition(":")[2])
+def test_a_library_store_gets_its_known_verdict(run_suite, entry):
+    """The verdicts table's rows (bench/verdicts.py): the three stores pass as they are, and the
+    memories over them fail exactly the scenarios of their known bug or contract mismatch."""
+    result = run_suite("--store", entry.spec, "--redis", "server", *entry.args)
+    summary = result.summary
+    assert result.failing_scenarios() == set(entry.failing), result.output
+    warned = {w["nodeid"].split("::")[-1].split("[")[0] for w in summary["warnings"]}
+    assert warned - set(entry.may_warn) == set(entry.warned), result.output
+    assert summary["status"] == ("failed" if entry.failing else "passed"), result.output
+    assert summary["totals"]["errors"] == 0, result.output
+    if entry.spec in LIBRARIES:
+        assert [summary["shape"], summary["capabilities"], summary["conformance_level"]] == list(
+            LIBRARIES[entry.spec]), result.output
+
+
+def test_framework_messages_a_plain_store_returns_are_read_with_the_frameworks_converters(run_suite):
+    """A store of no framework whose load returns LangChain messages (tool calls in LangChain's own
+    form) is read as a LangChain store's history is: its tool calls compare as appended."""
+    result = run_suite("--store", "tests.stores.shapes:ReturnsLangChainMessages", "-k", "tool_calls or round_trip")
+    assert result.exit_code == 0, result.output
+    assert result.summary["conformance_level"] == "core+tool-calls"
+    assert result.summary["totals"]["passed"] == 2
