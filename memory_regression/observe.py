@@ -34,6 +34,7 @@ from .frames import exception_chain
 from .conversations import numbered_messages
 from .growth import append_within
 from .scenario_stores import Stores
+from .server_view import Keyspace
 
 if TYPE_CHECKING:   # the worker builds the context observed through
     from .context import ScenarioContext
@@ -90,11 +91,12 @@ def observe(context: "ScenarioContext", binding: StoreBinding) -> list[str]:
             raise UsageError(_elsewhere(binding, _instance(store), f"its append raised "
                                         f"{type(exc).__name__} ({exc})")) from None
         return []
-    keys = context.keys()
+    keyspace = Keyspace(context)
+    keys = keyspace.keys()
     if not keys and not takes_a_connection(binding):
         raise UsageError(_elsewhere(binding, _instance(store),
                                     f"it appended {len(appended)} messages and wrote no key on the server under test"))
-    found = [_window(binding, appended, kept), _ttl(binding, context, keys)]
+    found = [_window(binding, appended, kept), _ttl(binding, keyspace, keys)]
     return [text for text in found if text]
 
 
@@ -122,11 +124,11 @@ def _window(binding: StoreBinding, appended: list[Message], kept: list[Message])
     return f"{seen}: {' or '.join(filter(None, [causes, own]))}"
 
 
-def _ttl(binding: StoreBinding, context: "ScenarioContext", keys: list[str]) -> str | None:
+def _ttl(binding: StoreBinding, keyspace: Keyspace, keys: list[str]) -> str | None:
     """What TTL the store's keys have although it takes no ttl."""
     if binding.accepts("ttl"):
         return None
-    ttls = [pttl / 1000 for pttl in map(context.connection.admin.pttl, keys) if pttl > 0]
+    ttls = [pttl / 1000 for pttl in map(keyspace.pttl_ms, keys) if pttl > 0]
     if not ttls:
         return None
     seconds = max(ttls)
