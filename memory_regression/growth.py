@@ -3,10 +3,12 @@ grows with its history: the steady-appends guarantee.
 
 :func:`timed_appends` appends a scenario's messages to one session until its budget is spent,
 timing each, and every :data:`CONTROL_EVERY` appends times one more to a short session of its own,
-the control. :func:`growth_finding` then compares the last tenth of the appends with the first
-tenth and with the control appends made meanwhile: the history grew the append time only when the
-last appends are slow against both. Slow against the first only is no sign of the history (a busy
-machine, or a store slowed by all it holds), which is a note, not a warning.
+the control. :func:`growth_finding` then compares the first tenth of the appends and the last, each
+against the control appends made at the same time: the history grew the append time only when the
+last appends are slower than their controls by far more than the first were. A machine busy at
+either end slows the appends and their controls alike, so it neither makes nor hides a growth;
+appends slowed together with their controls are no sign of the history (a busy machine, or a store
+slowed by all it holds), which is a note, not a warning.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ if TYPE_CHECKING:
     from .adapter import StoreAdapter
     from .context import ScenarioContext
 
-GROWTH_SAMPLES = 200         # appends needed before a growth of their time is judged (5 controls in their last tenth)
-GROWTH_RATIO = 3             # the last tenth of the appends against the first and the control: a growth from this
-GROWTH_FLOOR_S = 0.001       # and by at least this much per append (a fast store's append takes a tenth)
+GROWTH_SAMPLES = 200         # appends needed before a growth of their time is judged (5 controls in a tenth)
+GROWTH_RATIO = 3             # the last tenth's appends against their controls, over the first's: a growth from this
+GROWTH_FLOOR_S = 0.001       # and the last slower than their controls by this (a fast store's append takes a tenth)
 CONTROL_EVERY = 4            # one control append after every 4 appends to the session
 CONTROL_SESSION_LENGTH = 10  # appends to a control session before the next begins: its history stays short
 
@@ -100,11 +102,14 @@ def _timed(call: Any, *args: Any) -> float:
 def growth_finding(times: AppendTimes, seconds: float) -> tuple[str | None, str | None]:
     """(a warning, a note) on how the append time grew over ``times``, which took ``seconds``.
 
-    The warning when the median of the last tenth of the appends is GROWTH_RATIO times the first
-    tenth's and GROWTH_FLOOR_S more, and as much above the control appends made during that last
-    tenth (sessions of at most CONTROL_SESSION_LENGTH messages). Medians, so pauses of the machine
-    do not count. When the control appends were as slow, the session's history is not the cause (the
-    machine was busy, or the store slows with all it holds): a note says so. Fewer than
+    Medians of the first tenth of the appends and of the last, each set against the median of the
+    control appends made during that tenth (sessions of at most CONTROL_SESSION_LENGTH messages):
+    the warning when the last tenth's appends take GROWTH_RATIO times more against their controls
+    than the first tenth's did against theirs, and GROWTH_FLOOR_S more than their controls. Medians,
+    so pauses of the machine do not count; each tenth against its own controls, so a machine busy
+    at the start or the end neither makes nor hides a growth. When the appends grew GROWTH_RATIO
+    times (and GROWTH_FLOOR_S) but their controls grew with them, the session's history is not the
+    cause (the machine was busy, or the store slows with all it holds): a note says so. Fewer than
     GROWTH_SAMPLES appends, or appends timed without a control, are not judged; a store whose
     appends slow with all the data it holds, not with the session's, is not warned of."""
     history = times.history
@@ -112,18 +117,20 @@ def growth_finding(times: AppendTimes, seconds: float) -> tuple[str | None, str 
         return None, None
     tenth = len(history) // 10
     first, last = statistics.median(history[:tenth]), statistics.median(history[-tenth:])
-    if not _grew(first, last):
-        return None, None
+    # every CONTROL_EVERY appends one control: each tenth (GROWTH_SAMPLES // 10 or more) holds some
+    control_first = statistics.median(s for made, s in times.control if made <= tenth)
+    control_last = statistics.median(s for made, s in times.control if made > len(history) - tenth)
     measured = (f"{len(history):,} appends in {seconds:.1f} s, the first {tenth:,} at {_ms(first)} each, the last "
-                f"{tenth:,} at {_ms(last)} each (medians, {last / first:.0f}×)")
-    # every CONTROL_EVERY appends one control: the last tenth (GROWTH_SAMPLES // 10 or more) holds some
-    control = statistics.median(s for made, s in times.control if made > len(history) - tenth)
-    if _grew(control, last):
-        return (f"append time grows with history length: {measured}; appends to short sessions meanwhile took "
-                f"{_ms(control)} each"), None
-    return None, (f"appends slowed during the run: {measured}; appends to short sessions made meanwhile were as "
-                  f"slow ({_ms(control)} each), so not with the session's history: the machine was busy, or the "
-                  "store slows with all the data it holds (no warning)")
+                f"{tenth:,} at {_ms(last)} each (medians, {last / first:.1f}×)")
+    if last * control_first >= GROWTH_RATIO * first * control_last and last - control_last >= GROWTH_FLOOR_S:
+        return (f"append time grows with history length: {measured}, while appends to short sessions made "
+                f"meanwhile took {_ms(control_first)} each at the start and {_ms(control_last)} at the end"), None
+    if _grew(first, last):
+        return None, (f"appends slowed during the run: {measured}; appends to short sessions made meanwhile slowed "
+                      f"with them ({_ms(control_first)} each at the start, {_ms(control_last)} at the end), so not "
+                      "with the session's history: the machine was busy, or the store slows with all the data it "
+                      "holds (no warning)")
+    return None, None
 
 
 def _grew(before: float, after: float) -> bool:

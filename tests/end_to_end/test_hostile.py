@@ -109,11 +109,13 @@ def test_a_hang_in_the_stateful_scenario_ends_it_at_once(run_suite):
 def test_a_correct_store_slow_as_its_history_grows_passes_with_a_warning(run_suite):
     """A store whose append rewrites the whole history is slow, not hung: it passes every
     scenario; the no-silent-cap scenario stops at its budget (a quarter of the scenario timeout
-    here, 2 s), says how far it got, and warns how the append time grew (the steady-appends
-    guarantee, which its conformance level then lacks). The concurrency and stateful groups are
-    left out: their hundreds of rewrites (retried under WATCH when writers race) take longer than
-    the short scenario timeout on a loaded machine."""
-    result = run_suite("--store", slow("RewritesTheWholeHistory"), "--scenario-timeout", "8",
+    here, 4 s), says how far it got, and warns how the append time grew (the steady-appends
+    guarantee, which its conformance level then lacks). The budget leaves the growth room to show
+    on a loaded machine (with a 2 s budget, one CI run of all the tests got no warning: the fewer
+    appends a budget holds, the shorter the history grows). The concurrency and stateful groups are left out: their
+    hundreds of rewrites (retried under WATCH when writers race) take longer than the short
+    scenario timeout on a loaded machine."""
+    result = run_suite("--store", slow("RewritesTheWholeHistory"), "--scenario-timeout", "16",
                        "--groups", "-concurrency,-stateful")
     assert result.exit_code == 0, result.output
     assert result.summary["totals"]["failed"] == 0
@@ -125,9 +127,9 @@ def test_a_correct_store_slow_as_its_history_grows_passes_with_a_warning(run_sui
     assert growth.startswith("append time grows with history length: "), growth
     assert "steady-appends" not in result.summary["conformance_level"]
     appended = int(re.search(r"length: ([0-9,]+) appends in ", growth).group(1).replace(",", ""))
-    assert budget == (f"appended {appended:,} of 3,000 messages within the 2 s budget; the history held all of "
+    assert budget == (f"appended {appended:,} of 3,000 messages within the 4 s budget; the history held all of "
                       f"them (a cap above {appended:,} would not show)")
-    assert no_cap["duration_s"] < 2 + GRACE_S, no_cap
+    assert no_cap["duration_s"] < 4 + GRACE_S, no_cap
 
 
 def test_a_scenario_server_dies_with_a_worker_cut_off_in_its_scenario(run_suite):

@@ -23,7 +23,26 @@ LINEAR = [0.2 * MS + i * 0.01 * MS for i in range(1000)]    # linear per append:
 def test_append_time_that_grows_with_the_history_is_warned_of():
     assert growth_finding(times(LINEAR), 6.0) == (
         "append time grows with history length: 1,000 appends in 6.0 s, the first 100 at 0.69 ms each, "
-        "the last 100 at 9.70 ms each (medians, 14×); appends to short sessions meanwhile took 0.20 ms each", None)
+        "the last 100 at 9.70 ms each (medians, 13.9×), while appends to short sessions made meanwhile took "
+        "0.20 ms each at the start and 0.20 ms at the end", None)
+
+
+def test_a_machine_busy_at_the_start_does_not_hide_a_growth():
+    """The first tenth of the appends ran on a machine busy enough to make them, and the control appends
+    made meanwhile, five times slower: against the first tenth alone the last grew less than
+    GROWTH_RATIO, against their controls far more."""
+    busy_start = [5 * d if i < 100 else d for i, d in enumerate(LINEAR)]
+    warning, note = growth_finding(times(busy_start, lambda made: 1 * MS if made <= 100 else 0.2 * MS), 6.0)
+    assert note is None
+    assert warning == ("append time grows with history length: 1,000 appends in 6.0 s, the first 100 at 3.47 ms "
+                       "each, the last 100 at 9.70 ms each (medians, 2.8×), while appends to short sessions made "
+                       "meanwhile took 1.00 ms each at the start and 0.20 ms at the end")
+
+
+def test_a_session_slower_than_the_controls_throughout_is_no_growth():
+    """A session's appends three times slower than the control appends from its first to its last: the
+    history did not grow them."""
+    assert growth_finding(times([3 * MS] * 1000, lambda made: 1 * MS), 3.0) == (None, None)
 
 
 def test_a_machine_that_slowed_meanwhile_is_a_note_not_a_warning():
@@ -33,9 +52,9 @@ def test_a_machine_that_slowed_meanwhile_is_a_note_not_a_warning():
     warning, note = growth_finding(times(slowed, lambda made: 5 * MS if made > 900 else 0.5 * MS), 3.0)
     assert warning is None
     assert note == ("appends slowed during the run: 1,000 appends in 3.0 s, the first 100 at 0.50 ms each, the "
-                    "last 100 at 5.00 ms each (medians, 10×); appends to short sessions made meanwhile were as slow "
-                    "(5.00 ms each), so not with the session's history: the machine was busy, or the store slows "
-                    "with all the data it holds (no warning)")
+                    "last 100 at 5.00 ms each (medians, 10.0×); appends to short sessions made meanwhile slowed "
+                    "with them (0.50 ms each at the start, 5.00 ms at the end), so not with the session's history: "
+                    "the machine was busy, or the store slows with all the data it holds (no warning)")
 
 
 def test_pauses_of_the_machine_are_no_growth():
