@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 from junitparser import JUnitXml
 
+from tests.forked_runs import run_forked
+
 ROOT = Path(__file__).resolve().parent.parent
 ENTRYPOINT = ROOT / "entrypoint.py"
 RUN_TIMEOUT_S = 300
@@ -157,12 +159,11 @@ def run_entrypoint(args, *, report_dir, cwd=ROOT, env=None, signals=(), expect_r
     two): most tests judge what a run says, not how many workers it had, and the tests running
     beside them need the machine's other core."""
     mark = uuid.uuid4().hex
-    command = [sys.executable, str(ENTRYPOINT), *(["--report-dir", str(report_dir)] if give_report_dir else []),
-               *with_workers(args, workers)]
+    arguments = [*(["--report-dir", str(report_dir)] if give_report_dir else []), *with_workers(args, workers)]
     environment = {**os.environ, RUN_MARK: mark, "PYTHONUNBUFFERED": "1", **(env or {})}
     started = time.monotonic()
-    process = subprocess.Popen(command, cwd=cwd, env=environment, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, preexec_fn=preexec_fn)
+    process = subprocess.Popen([sys.executable, str(ENTRYPOINT), *arguments], cwd=cwd, env=environment,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=preexec_fn)
     try:
         for at, signum in signals:
             time.sleep(max(0.0, started + at - time.monotonic()))
@@ -173,7 +174,28 @@ def run_entrypoint(args, *, report_dir, cwd=ROOT, env=None, signals=(), expect_r
     finally:
         if process.poll() is None:
             process.kill()
-    result = RunResult(process.returncode, output, Path(report_dir), time.monotonic() - started)
+    return checked_run(mark, process.returncode, output, report_dir, started, expect_reports)
+
+
+def run_forked_entrypoint(args, *, report_dir, cwd=ROOT, env=None, workers=0):
+    """Run the tool on ``args`` (and ``--report-dir``) as the verdict tests do: forked from a server
+    process that has imported it, its scenarios in that process (tests/forked_runs.py) unless the
+    test asks for ``workers`` (a hang is cut off with the worker it is in); check what every run
+    must leave behind."""
+    mark = uuid.uuid4().hex
+    environment = {**os.environ, RUN_MARK: mark, **(env or {})}
+    output = report_dir.parent / f"{report_dir.name}.output"
+    report_dir.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    code = run_forked(["--report-dir", str(report_dir), *with_workers(args, workers)], environment, cwd, output,
+                      RUN_TIMEOUT_S)
+    return checked_run(mark, code, output.read_text(encoding="utf-8", errors="replace"), report_dir, started,
+                       expect_reports=True)
+
+
+def checked_run(mark, exit_code, output, report_dir, started, expect_reports):
+    """A run's result, once none of its processes is left and, if it was to write reports, they are well formed."""
+    result = RunResult(exit_code, output, Path(report_dir), time.monotonic() - started)
     assert_no_processes_left(mark)
     if expect_reports:
         assert_well_formed(result)

@@ -1,13 +1,18 @@
 """Stopping a run from outside: Ctrl-C and SIGTERM at any moment and twice in a row, SIGKILL of the
-runner, and two runs sharing a report directory."""
+runner (on one server and on a cluster), and two runs sharing a report directory."""
 
+import shutil
 import signal
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
 HANGING = "tests.stores.hostile:Sleeps"       # its round trip blocks until the run is stopped
 STOP_WITHIN_S = 10                              # docker stop waits 10 s before it kills
+CLUSTER = ("--redis", "cluster")
+ENGINE = "cluster of 3 masters"
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -40,3 +45,21 @@ def test_two_runs_sharing_a_report_directory_keep_their_own_verdicts(run_suite, 
                     for store in stores}
             for store, expected in stores.items():
                 assert runs[store].result().exit_code == expected, runs[store].result().output
+
+
+def test_a_run_stopped_by_sigterm_removes_every_node_and_its_directory(run_suite):
+    scratch = Path(tempfile.mkdtemp(prefix="mrc-"))   # short: the supervisor's socket path lives in it too
+    try:
+        result = run_suite("--store", HANGING, *CLUSTER, signals=[(4.0, signal.SIGTERM)],
+                           env={"TMPDIR": str(scratch)})
+        assert result.exit_code == 130, result.output
+        assert ENGINE in result.summary["backend"]
+        assert not list(scratch.glob("memory-regression-redis-*"))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def test_killing_the_runner_leaves_no_node_behind(run_suite):
+    """Each node gets the parent-death signal; conftest checks that no process of the run is left."""
+    result = run_suite("--store", HANGING, *CLUSTER, signals=[(4.0, signal.SIGKILL)], expect_reports=False)
+    assert result.exit_code == -signal.SIGKILL

@@ -10,9 +10,6 @@ the reports name the engine; and no node outlives the run (conftest checks every
 import os
 import re
 import shutil
-import signal
-import tempfile
-from pathlib import Path
 
 import pytest
 import redis
@@ -34,7 +31,6 @@ DOWN = "test_store_raises_when_the_server_is_down"
 LOST_REPLY = "test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost"
 OWN_SERVER = {"test_append_raises_when_memory_is_full", "test_eviction_leaves_sessions_whole_or_gone",
               "test_a_restart_between_turns_loses_nothing"}   # on a single server of their own
-HANGING = "tests.stores.hostile:Sleeps"       # its round trip blocks until the run is stopped
 
 
 def assert_names_the_engine(result):
@@ -152,21 +148,3 @@ def test_every_node_forbids_the_stores_user_what_would_destroy_the_cluster():
     finally:
         backend.stop()
     assert all(node.process is None and not os.path.exists(node.workdir) for node in nodes)
-
-
-def test_a_run_stopped_by_sigterm_removes_every_node_and_its_directory(run_suite):
-    scratch = Path(tempfile.mkdtemp(prefix="mrc-"))   # short: the supervisor's socket path lives in it too
-    try:
-        result = run_suite("--store", HANGING, *CLUSTER, signals=[(4.0, signal.SIGTERM)],
-                           env={"TMPDIR": str(scratch)})
-        assert result.exit_code == 130, result.output
-        assert ENGINE in result.summary["backend"]
-        assert not list(scratch.glob("memory-regression-redis-*"))
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def test_killing_the_runner_leaves_no_node_behind(run_suite):
-    """Each node gets the parent-death signal; conftest checks that no process of the run is left."""
-    result = run_suite("--store", HANGING, *CLUSTER, signals=[(4.0, signal.SIGKILL)], expect_reports=False)
-    assert result.exit_code == -signal.SIGKILL
