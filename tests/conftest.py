@@ -156,7 +156,7 @@ def run_entrypoint(args, *, report_dir, cwd=ROOT, env=None, signals=(), expect_r
     what every run must leave behind.
 
     A run gets one worker unless the test asks for more (``workers=None``: the runner's default of
-    two): most tests judge what a run says, not how many workers it had, and the tests running
+    three): most tests judge what a run says, not how many workers it had, and the tests running
     beside them need the machine's other core."""
     mark = uuid.uuid4().hex
     arguments = [*(["--report-dir", str(report_dir)] if give_report_dir else []), *with_workers(args, workers)]
@@ -187,8 +187,8 @@ def run_forked_entrypoint(args, *, report_dir, cwd=ROOT, env=None, workers=0):
     output = report_dir.parent / f"{report_dir.name}.output"
     report_dir.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    code = run_forked(["--report-dir", str(report_dir), *with_workers(args, workers)], environment, cwd, output,
-                      RUN_TIMEOUT_S)
+    code = run_forked(ENTRYPOINT, ["--report-dir", str(report_dir), *with_workers(args, workers)], environment, cwd,
+                      output, RUN_TIMEOUT_S)
     return checked_run(mark, code, output.read_text(encoding="utf-8", errors="replace"), report_dir, started,
                        expect_reports=True)
 

@@ -20,7 +20,6 @@ import sys
 import traceback
 from pathlib import Path
 
-ENTRYPOINT = Path(__file__).resolve().parent.parent / "entrypoint.py"
 # what every run imports before its first scenario, the runner's side and the worker's
 PRELOAD = ["memory_regression.cli", "memory_regression.run", "memory_regression.worker", "memory_regression.plugin",
            "memory_regression.fixtures", "memory_regression.stateful", "xdist.plugin", "pytest_html.plugin",
@@ -29,11 +28,12 @@ _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload(PRELOAD)
 
 
-def run_forked(argv: list[str], environ: dict[str, str], cwd: Path, output: Path, timeout_s: float) -> int:
-    """Run ``entrypoint.py argv`` in a forked process with ``environ`` in ``cwd``, its output (stdout
+def run_forked(entrypoint: Path, argv: list[str], environ: dict[str, str], cwd: Path, output: Path,
+               timeout_s: float) -> int:
+    """Run ``entrypoint argv`` in a forked process with ``environ`` in ``cwd``, its output (stdout
     and stderr, unbuffered, in order) to ``output``; its exit status, as a subprocess's (a signal's
     negated number), killed past ``timeout_s``."""
-    process = _CONTEXT.Process(target=_entrypoint, args=(argv, environ, str(cwd), str(output)))
+    process = _CONTEXT.Process(target=_entrypoint, args=(str(entrypoint), argv, environ, str(cwd), str(output)))
     process.start()
     try:
         process.join(timeout_s)
@@ -44,8 +44,8 @@ def run_forked(argv: list[str], environ: dict[str, str], cwd: Path, output: Path
     return process.exitcode
 
 
-def _entrypoint(argv: list[str], environ: dict[str, str], cwd: str, output: str) -> None:
-    """In the forked process: what ``python entrypoint.py argv`` does, then exit as it would."""
+def _entrypoint(entrypoint: str, argv: list[str], environ: dict[str, str], cwd: str, output: str) -> None:
+    """In the forked process: what ``python entrypoint argv`` does, then exit as it would."""
     descriptor = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(descriptor, 1)
     os.dup2(descriptor, 2)
@@ -55,10 +55,10 @@ def _entrypoint(argv: list[str], environ: dict[str, str], cwd: str, output: str)
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(environ)
-    sys.argv = [str(ENTRYPOINT), *argv]
+    sys.argv = [entrypoint, *argv]
     code: object = 0
     try:
-        runpy.run_path(str(ENTRYPOINT), run_name="__main__")
+        runpy.run_path(entrypoint, run_name="__main__")
     except SystemExit as exit_:
         code = exit_.code
     except BaseException:   # as the interpreter would: the traceback, and status 1
