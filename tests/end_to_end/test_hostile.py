@@ -98,7 +98,8 @@ def test_an_async_store_that_never_resolves_is_cut_off(run_suite):
 def test_a_hang_in_the_stateful_scenario_ends_it_at_once(run_suite):
     """Hypothesis would take a timeout inside its state machine for a failure and retry it: the
     worker is killed instead, so the scenario ends at the call timeout."""
-    result = run_suite("--store", hostile("HangsInTheStatefulScenario"), "--call-timeout", CALL_TIMEOUT)
+    result = run_suite("--store", hostile("HangsInTheStatefulScenario"), "--call-timeout", CALL_TIMEOUT,
+                       "--groups", "stateful")
     assert result.exit_code == 1, result.output
     failures = result.summary["failures"]
     assert {f["scenario"] for f in failures} == {STATEFUL}, failures   # once per window size, if any
@@ -171,7 +172,7 @@ def test_scenarios_not_about_tokens_hand_the_store_a_cheap_counter(run_suite):
 
 
 def test_threads_the_store_leaves_running_do_not_keep_the_run_alive(run_suite):
-    result = run_suite("--store", hostile("LeavesAThread"))
+    result = run_suite("--store", hostile("LeavesAThread"), *QUICK_GROUPS)
     assert result.exit_code == 0, result.output
     assert result.seconds < 60, "the run waited for the store's thread"
 
@@ -260,7 +261,7 @@ def test_a_script_no_one_may_end_on_a_server_of_the_users_stops_the_run_as_the_s
 
 
 def test_redis_going_away_is_a_redis_error(run_suite):
-    result = run_suite("--store", hostile("KillsTheServer"), "--fail-on-failure", "false")
+    result = run_suite("--store", hostile("KillsTheServer"), "--fail-on-failure", "false", *QUICK_GROUPS)
     assert result.exit_code == 3, result.output
     summary = result.summary
     assert summary["status"] == "redis error"
@@ -269,7 +270,7 @@ def test_redis_going_away_is_a_redis_error(run_suite):
 
 
 def test_an_external_server_going_away_is_a_redis_error(run_suite, redis_server):
-    result = run_suite("--store", hostile("KillsTheServer"), "--redis", redis_server.url())
+    result = run_suite("--store", hostile("KillsTheServer"), "--redis", redis_server.url(), *QUICK_GROUPS)
     assert result.exit_code == 3, result.output
     assert result.summary["message"].startswith("Redis went away during ")
     assert "the server does not answer" in result.summary["message"]
