@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 GROWTH_SAMPLES = 200         # appends needed before a growth of their time is judged (5 controls in a tenth)
 GROWTH_RATIO = 3             # the last tenth's appends against their controls, over the first's: a growth from this
 GROWTH_FLOOR_S = 0.001       # and the last slower than their controls by this (a fast store's append takes a tenth)
+GROWTH_SLOWED = 2            # and the last tenth's appends this many times slower than the first's, on their own
 CONTROL_EVERY = 4            # one control append after every 4 appends to the session
 CONTROL_SESSION_LENGTH = 10  # appends to a control session before the next begins: its history stays short
 
@@ -107,7 +108,11 @@ def growth_finding(times: AppendTimes, seconds: float) -> tuple[str | None, str 
     the warning when the last tenth's appends take GROWTH_RATIO times more against their controls
     than the first tenth's did against theirs, and GROWTH_FLOOR_S more than their controls. Medians,
     so pauses of the machine do not count; each tenth against its own controls, so a machine busy
-    at the start or the end neither makes nor hides a growth. When the appends grew GROWTH_RATIO
+    at the start or the end neither makes nor hides a growth. The appends must also have slowed
+    GROWTH_SLOWED times on their own: a busy start can hide part of a growth from the first tenth,
+    but appends that did not slow did not grow with the history, however much more their controls
+    sped up (a machine much quieter at the end, where a busy machine's delays weighed more on the
+    short control appends; on a cluster, the controls' keys on other nodes). When the appends grew GROWTH_RATIO
     times (and GROWTH_FLOOR_S) but their controls grew with them, the session's history is not the
     cause (the machine was busy, or the store slows with all it holds): a note says so. Fewer than
     GROWTH_SAMPLES appends, or appends timed without a control, are not judged; a store whose
@@ -122,7 +127,8 @@ def growth_finding(times: AppendTimes, seconds: float) -> tuple[str | None, str 
     control_last = statistics.median(s for made, s in times.control if made > len(history) - tenth)
     measured = (f"{len(history):,} appends in {seconds:.1f} s, the first {tenth:,} at {_ms(first)} each, the last "
                 f"{tenth:,} at {_ms(last)} each (medians, {last / first:.1f}×)")
-    if last * control_first >= GROWTH_RATIO * first * control_last and last - control_last >= GROWTH_FLOOR_S:
+    if (last * control_first >= GROWTH_RATIO * first * control_last and last - control_last >= GROWTH_FLOOR_S
+            and last >= GROWTH_SLOWED * first):
         return (f"append time grows with history length: {measured}, while appends to short sessions made "
                 f"meanwhile took {_ms(control_first)} each at the start and {_ms(control_last)} at the end"), None
     if _grew(first, last):
