@@ -77,7 +77,7 @@ class CallPage:
 class Call:
     """The store call a worker is in, as its page says."""
 
-    text: str                        # append('long', 'user', 'long 0042')
+    text: str                        # append('long-history', 'user', 'long 0042')
     started: float                   # time.monotonic()
 
 

@@ -3,7 +3,7 @@ grows with its history: the steady-appends guarantee.
 
 :func:`timed_appends` appends a scenario's messages to one session until its budget is spent,
 timing each, and every :data:`CONTROL_EVERY` appends times one more to a short session of its own,
-the control. :func:`growth_finding` then compares the first tenth of the appends and the last, each
+the control (on a Redis Cluster, on the session's node: :func:`control_ids`). :func:`growth_finding` then compares the first tenth of the appends and the last, each
 against the control appends made at the same time: the history grew the append time only when the
 last appends are slower than their controls by far more than the first were. A machine busy at
 either end slows the appends and their controls alike, so it neither makes nor hides a growth;
@@ -13,10 +13,14 @@ slowed by all it holds), which is a note, not a warning.
 
 from __future__ import annotations
 
+import binascii
+import functools
+import itertools
 import statistics
+import string
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .capabilities import Guarantee
 from .contract import Message
@@ -32,6 +36,7 @@ GROWTH_FLOOR_S = 0.001       # and the last slower than their controls by this (
 GROWTH_SLOWED = 2            # and the last tenth's appends this many times slower than the first's, on their own
 CONTROL_EVERY = 4            # one control append after every 4 appends to the session
 CONTROL_SESSION_LENGTH = 10  # appends to a control session before the next begins: its history stays short
+ID_CHARACTERS = string.ascii_letters + string.digits + "-_"   # of the control sessions' ids: no hash-tag braces
 
 
 @dataclass(frozen=True)
@@ -78,8 +83,11 @@ class AppendTimes:
 def timed_appends(store: Any, session_id: str, messages: Iterable[Message], budget_s: float,
                   control: bool) -> AppendTimes:
     """Append ``messages`` to ``session_id`` in order until all are in or ``budget_s`` has passed;
-    with ``control``, every CONTROL_EVERY appends one more to ``"<session_id> control <k>"``."""
+    with ``control``, every CONTROL_EVERY appends one more to a control session
+    (:func:`control_ids`), a new one every CONTROL_SESSION_LENGTH of them."""
     times = AppendTimes()
+    sessions = control_ids(session_id)
+    control_session = ""
     started = time.perf_counter()
     for message in messages:
         if time.perf_counter() - started >= budget_s:
@@ -88,10 +96,39 @@ def timed_appends(store: Any, session_id: str, messages: Iterable[Message], budg
         made = len(times.history)
         if control and made % CONTROL_EVERY == 0:
             controls = len(times.control)
-            seconds = _timed(store.append, f"{session_id} control {controls // CONTROL_SESSION_LENGTH}", "user",
-                             f"control {controls}")
+            if controls % CONTROL_SESSION_LENGTH == 0:
+                control_session = next(sessions)
+            seconds = _timed(store.append, control_session, "user", f"control {controls}")
             times.control.append((made, seconds))
     return times
+
+
+def control_ids(session_id: str) -> Iterator[str]:
+    """Ids for control sessions of ``session_id``: as long as it in bytes and of the same CRC16, so
+    that on a Redis Cluster any key that holds one of them where it holds the session id (after
+    the same prefix, before the same suffix, in a hash tag or not) hashes to the session's slot, and
+    so lives on its node: a node busier than the others then slows the appends and their controls
+    alike instead of passing for a growth. (CRC16 with a zero start, Redis' key hash, is linear:
+    keys alike but for equal-length parts of equal CRC16 have equal CRC16.) An id of fewer than 8
+    bytes gets controls named after it, wherever they hash to."""
+    encoded = session_id.encode()
+    if len(encoded) < 8:
+        yield from (f"{session_id} control {k}" for k in itertools.count())
+        return
+    target, tails = binascii.crc_hqx(encoded, 0), _crc16_tails()
+    for k in itertools.count():
+        for fill in ID_CHARACTERS:   # a stem of the id's length but two, whose tail of two completes it
+            stem = f"c{k}-".ljust(len(encoded) - 2, fill)
+            tail = tails.get(target ^ binascii.crc_hqx(stem.encode() + b"\0\0", 0))
+            if tail is not None and len(stem) == len(encoded) - 2:
+                yield stem + tail
+                break
+
+
+@functools.cache
+def _crc16_tails() -> dict[int, str]:
+    """Every two characters of ID_CHARACTERS by their CRC16 (4,096 of the 65,536 values)."""
+    return {binascii.crc_hqx((a + b).encode(), 0): a + b for a in ID_CHARACTERS for b in ID_CHARACTERS}
 
 
 def _timed(call: Any, *args: Any) -> float:

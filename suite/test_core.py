@@ -55,9 +55,9 @@ def test_many_fast_appends_keep_order(stores, append_within, findings):
     If this fails: ids or scores taken from a clock (equal timestamps reorder a sorted set or
     overwrite a hash field), or a buffer that reorders writes."""
     store = stores.new()
-    timed = append_within(store, "fast", numbered_messages(FAST_APPENDS, "fast"), FAST_BUDGET_S)
+    timed = append_within(store, "fast-appends", numbered_messages(FAST_APPENDS, "fast"), FAST_BUDGET_S)
     appended = timed.messages
-    assert_history(appended, store.load("fast"), appended, context=f"after {len(appended)} fast appends: ")
+    assert_history(appended, store.load("fast-appends"), appended, context=f"after {len(appended)} fast appends: ")
     if timed.cut_short:
         findings.note(f"appended {len(appended)} of {FAST_APPENDS} messages within the {timed.budget_s:g} s budget")
 
@@ -148,9 +148,9 @@ def test_no_silent_cap(stores, append_within, findings):
     If this fails: a hard-coded cap (LRANGE 0 999, a max length in the serializer, a default
     window) trims history the caller never asked to trim."""
     store = stores.new()
-    timed = append_within(store, "long", numbered_messages(NO_CAP_MESSAGES, "long"), NO_CAP_BUDGET_S)
+    timed = append_within(store, "long-history", numbered_messages(NO_CAP_MESSAGES, "long"), NO_CAP_BUDGET_S)
     appended = timed.messages
-    assert_history(appended, store.load("long"), appended, context=f"after {len(appended):,} appends: ")
+    assert_history(appended, store.load("long-history"), appended, context=f"after {len(appended):,} appends: ")
     if timed.cut_short:
         findings.note(f"appended {len(appended):,} of {NO_CAP_MESSAGES:,} messages within the {timed.budget_s:g} s "
                       f"budget; the history held all of them (a cap above {len(appended):,} would not show)")

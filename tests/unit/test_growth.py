@@ -3,10 +3,14 @@ append time grows with its history is told by how much; noise, a machine slow th
 meanwhile (the control appends to short sessions show it) and a growth too small to matter are not
 warned of."""
 
+import itertools
 import time
 
+from redis.crc import key_slot
+
 from memory_regression.contract import Message
-from memory_regression.growth import CONTROL_EVERY, CONTROL_SESSION_LENGTH, AppendTimes, growth_finding, timed_appends
+from memory_regression.growth import (CONTROL_EVERY, CONTROL_SESSION_LENGTH, AppendTimes, control_ids,
+                                      growth_finding, timed_appends)
 
 MS = 0.001
 
@@ -116,3 +120,20 @@ def test_timed_appends_stop_at_the_budget_and_without_control_append_only_to_the
     timed = timed_appends(store, "s", [Message("user", f"m{i}") for i in range(1000)], 0.1, control=False)
     assert 1 <= len(timed.history) < 1000 and timed.control == []
     assert {s for s, _ in store.appended} == {"s"}
+
+
+def test_control_sessions_keys_share_the_sessions_slot_on_a_cluster():
+    """Whatever the store puts before and after the session id in its keys, in a hash tag or not, the
+    control sessions' keys hash to the session's slot: on a cluster they live on its node."""
+    store = TimedStore()
+    timed_appends(store, "long-history", [Message("user", f"m{i}") for i in range(400)], 60, control=True)
+    controls = {session for session, _ in store.appended} - {"long-history"}
+    assert len(controls) == 400 // CONTROL_EVERY // CONTROL_SESSION_LENGTH
+    assert all(len(c) == len("long-history") and not {"{", "}"} & set(c) for c in controls), controls
+    for template in ("chat:{}", "memory:{}:messages", "chat:{{{}}}:meta", "{}"):
+        keys = [template.format(session) for session in ("long-history", *controls)]
+        assert {key_slot(key.encode()) for key in keys} == {key_slot(keys[0].encode())}, template
+
+
+def test_a_short_session_ids_controls_are_named_after_it():
+    assert list(itertools.islice(control_ids("long"), 2)) == ["long control 0", "long control 1"]
