@@ -58,16 +58,6 @@ CORRECT_STORES = {
 # made meanwhile took 0.96 ms; never alone, nor beside six CPU-bound processes: the cause is not known
 MAY_LACK = {"tests.stores.consistency:AsyncTwoBackendStore": {"steady-appends"},
             "tests.stores.libraries:AsyncOnlyHistory": {"steady-appends"}}
-# ... and on a cluster, where the control appends' keys live on other nodes than the session's, so a
-# node busier than the others passes for a growth: one clean-clone CI run warned the two-backends
-# example, the last tenth of its fast appends at 3.04 ms against 0.34 ms for their controls (on a
-# quiet machine 0.22-0.28 ms throughout, three runs on each engine)
-MAY_LACK_ON_A_CLUSTER = {"steady-appends"}
-
-
-def level_held(level: str, may_lack: set[str]) -> list[str]:
-    """The words of a conformance level, but those a store may lack on some runs."""
-    return [word for word in level.split("+") if word not in may_lack]
 
 
 BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY,

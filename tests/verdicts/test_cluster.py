@@ -18,7 +18,7 @@ from junitparser.xunit2 import JUnitXml
 from memory_regression.engines import open_backend
 from memory_regression.servers import SUITE_USER
 from memory_regression.scenario_stores import CLUSTER_CLIENT_CONNECTS
-from tests.corpus import CORRECT_STORES, MAY_LACK_ON_A_CLUSTER, level_held
+from tests.corpus import CORRECT_STORES
 from tests.stores.libraries import LANGCHAIN, LLAMA_INDEX, OPENAI_AGENTS
 
 pytestmark = pytest.mark.skipif(not shutil.which("redis-server"), reason="no redis-server on PATH")
@@ -54,7 +54,7 @@ def test_the_example_stores_pass_every_scenario_on_a_cluster(run_suite, spec):
     result = run_suite("--store", spec, *args, *ONE_WINDOW, *CLUSTER)
     assert result.exit_code == 0, result.output
     summary = result.summary
-    assert level_held(summary["conformance_level"], MAY_LACK_ON_A_CLUSTER) == level_held(level, MAY_LACK_ON_A_CLUSTER)
+    assert summary["conformance_level"] == level
     asynchronous = "async" in summary["capabilities"]
     skipped = {r["scenario"]: r["message"] for r in summary["results"] if r["outcome"] == "skipped"}
     assert all(reason.startswith("store lacks ") for scenario, reason in skipped.items()
