@@ -3,12 +3,13 @@ grows with its history: the steady-appends guarantee.
 
 :func:`timed_appends` appends a scenario's messages to one session until its budget is spent,
 timing each, and every :data:`CONTROL_EVERY` appends times one more to a short session of its own,
-the control (on a Redis Cluster, on the session's node: :func:`control_ids`). :func:`growth_finding` then compares the first tenth of the appends and the last, each
-against the control appends made at the same time: the history grew the append time only when the
-last appends are slower than their controls by far more than the first were. A machine busy at
-either end slows the appends and their controls alike, so it neither makes nor hides a growth;
-appends slowed together with their controls are no sign of the history (a busy machine, or a store
-slowed by all it holds), which is a note, not a warning.
+the control (on a Redis Cluster, on the session's node: :func:`control_ids`).
+:func:`growth_finding` then compares the first tenth of the appends and the last, each against the
+control appends made at the same time: the history grew the append time only when the last appends
+are slower than their controls by far more than the first were. A machine busy at either end slows
+the appends and their controls alike, so it neither makes nor hides a growth; appends slowed
+together with their controls are no sign of the history (a busy machine, or a store slowed by all
+it holds), which is a note, not a warning.
 """
 
 from __future__ import annotations
