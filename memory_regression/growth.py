@@ -110,18 +110,20 @@ def control_ids(session_id: str) -> Iterator[str]:
     the same prefix, before the same suffix, in a hash tag or not) hashes to the session's slot, and
     so lives on its node: a node busier than the others then slows the appends and their controls
     alike instead of passing for a growth. (CRC16 with a zero start, Redis' key hash, is linear:
-    keys alike but for equal-length parts of equal CRC16 have equal CRC16.) An id of fewer than 8
-    bytes gets controls named after it, wherever they hash to."""
+    keys alike but for equal-length parts of equal CRC16 have equal CRC16.) Where the id is too
+    short to hold a control's number, the controls are named after it, wherever they hash to."""
     encoded = session_id.encode()
-    if len(encoded) < 8:
-        yield from (f"{session_id} control {k}" for k in itertools.count())
-        return
+    width = len(encoded) - 2   # of a control id's stem, whose tail of two characters completes it
     target, tails = binascii.crc_hqx(encoded, 0), _crc16_tails()
     for k in itertools.count():
-        for fill in ID_CHARACTERS:   # a stem of the id's length but two, whose tail of two completes it
-            stem = f"c{k}-".ljust(len(encoded) - 2, fill)
+        head = f"c{k}-"
+        if len(head) > width:
+            yield from (f"{session_id} control {j}" for j in itertools.count(k))
+            return
+        for fill in ID_CHARACTERS:
+            stem = head.ljust(width, fill)
             tail = tails.get(target ^ binascii.crc_hqx(stem.encode() + b"\0\0", 0))
-            if tail is not None and len(stem) == len(encoded) - 2:
+            if tail is not None:
                 yield stem + tail
                 break
 
