@@ -32,6 +32,8 @@ RUN_TIMEOUT_S = 300
 RUN_MARK = "MEMORY_REGRESSION_TEST_RUN"     # set in a run's environment; its processes inherit it
 GOOD = "tests.stores.correct:ListStore"     # a correct store, for runs about anything but its verdict
 ONE_SCENARIO = ("-k", "test_fresh_session_is_empty")
+CLUSTER = ("--redis", "cluster")            # a private Redis Cluster, and how the reports name it
+CLUSTER_ENGINE = "cluster of 3 masters"
 # a frame of the tool itself (or of the pytest machinery under it) in a Python or pytest traceback
 TOOL_FRAME = re.compile(r'(memory_regression|_pytest|pluggy|xdist|execnet)/[\w/]+\.py(", line |:\d+: in )')
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import CLUSTER, CLUSTER_ENGINE
+
 HANGING = "tests.stores.hostile:Sleeps"       # its round trip blocks until the run is stopped
 STOP_WITHIN_S = 10                              # docker stop waits 10 s before it kills
-CLUSTER = ("--redis", "cluster")
-ENGINE = "cluster of 3 masters"
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -53,7 +53,7 @@ def test_a_run_stopped_by_sigterm_removes_every_node_and_its_directory(run_suite
         result = run_suite("--store", HANGING, *CLUSTER, signals=[(4.0, signal.SIGTERM)],
                            env={"TMPDIR": str(scratch)})
         assert result.exit_code == 130, result.output
-        assert ENGINE in result.summary["backend"]
+        assert CLUSTER_ENGINE in result.summary["backend"]
         assert not list(scratch.glob("memory-regression-redis-*"))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

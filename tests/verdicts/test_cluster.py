@@ -18,16 +18,15 @@ from junitparser.xunit2 import JUnitXml
 from memory_regression.engines import open_backend
 from memory_regression.servers import SUITE_USER
 from memory_regression.scenario_stores import CLUSTER_CLIENT_CONNECTS
+from tests.conftest import CLUSTER, CLUSTER_ENGINE
 from tests.corpus import CORRECT_STORES
 from tests.stores.libraries import LANGCHAIN, LLAMA_INDEX, OPENAI_AGENTS
 
 pytestmark = pytest.mark.skipif(not shutil.which("redis-server"), reason="no redis-server on PATH")
 
-CLUSTER = ("--redis", "cluster")
 # whole runs on a cluster at one window size: a cluster changes where a store's keys live and which
 # client reaches them, not how its window is kept, which the corpus checks at both default sizes
 ONE_WINDOW = ("--window-sizes", "5")
-ENGINE = "cluster of 3 masters"
 EXAMPLES = sorted(spec for spec in CORRECT_STORES if spec.startswith("examples/"))
 SPLIT = "tests.stores.cluster:SessionMetaStore"
 DOWN = "test_store_raises_when_the_server_is_down"
@@ -37,11 +36,11 @@ OWN_SERVER = {"test_append_raises_when_memory_is_full", "test_eviction_leaves_se
 
 
 def assert_names_the_engine(result):
-    assert ENGINE in result.summary["backend"], result.summary["backend"]
+    assert CLUSTER_ENGINE in result.summary["backend"], result.summary["backend"]
     for report in ("summary.md", "report.html"):
-        assert ENGINE in (result.report_dir / report).read_text(encoding="utf-8"), report
+        assert CLUSTER_ENGINE in (result.report_dir / report).read_text(encoding="utf-8"), report
     cases = [case for suite in JUnitXml.fromfile(str(result.report_dir / "junit.xml")) for case in suite]
-    assert cases and all(ENGINE in {p.name: p.value for p in case.properties()}["backend"] for case in cases)
+    assert cases and all(CLUSTER_ENGINE in {p.name: p.value for p in case.properties()}["backend"] for case in cases)
 
 
 @pytest.mark.parametrize("spec", EXAMPLES)
@@ -85,7 +84,7 @@ def test_server_and_cluster_side_by_side_flag_the_transaction_across_slots(run_s
     assert result.exit_code == 1, result.output
     differences = result.summary["engine_differences"]
     assert [d["outcomes"] for d in differences] == [{"server": "passed", "cluster": "failed"}], differences
-    assert re.fullmatch(rf"passes on server \(redis [\d.]+\), fails on cluster \(redis [\d.]+ {ENGINE}\)",
+    assert re.fullmatch(rf"passes on server \(redis [\d.]+\), fails on cluster \(redis [\d.]+ {CLUSTER_ENGINE}\)",
                         differences[0]["message"]), differences
 
 
@@ -136,7 +135,7 @@ def test_the_libraries_on_a_cluster(run_suite, spec, failure):
 def test_every_node_forbids_the_stores_user_what_would_destroy_the_cluster():
     backend = open_backend("cluster", allow_flush=False)
     try:
-        assert backend.kind == "cluster" and backend.max_workers == 1 and ENGINE in backend.description
+        assert backend.kind == "cluster" and backend.max_workers == 1 and CLUSTER_ENGINE in backend.description
         nodes = list(backend._owned)
         assert len(nodes) == 3 and len({node.password for node in nodes}) == 1
         for node in nodes:
