@@ -2,14 +2,17 @@
 grows with its history: the steady-appends guarantee.
 
 :func:`timed_appends` appends a scenario's messages to one session until its budget is spent,
-timing each, and every :data:`CONTROL_EVERY` appends times one more to a short session of its own,
-the control (on a Redis Cluster, on the session's node: :func:`control_ids`).
-:func:`growth_finding` then compares the first tenth of the appends and the last, each against the
-control appends made at the same time: the history grew the append time only when the last appends
-are slower than their controls by far more than the first were. A machine busy at either end slows
-the appends and their controls alike, so it neither makes nor hides a growth; appends slowed
-together with their controls are no sign of the history (a busy machine, or a store slowed by all
-it holds), which is a note, not a warning.
+timing each on the wall clock and on the worker process's CPU clock, and every
+:data:`CONTROL_EVERY` appends times one more to a short session of its own, the control (on a
+Redis Cluster, on the session's node: :func:`control_ids`). :func:`growth_finding` then compares
+the first tenth of the appends and the last, each against the control appends made at the same
+time: the history grew the append time only when the last appends are slower than their controls
+by far more than the first were. A machine busy at either end slows the appends and their controls
+alike, so it neither makes nor hides a growth. A busy machine's delays weigh more on the short
+control appends than on long ones, which can hide a growth on the wall clock: the CPU clock, which
+those delays do not run, then shows it. Appends slowed together with their controls on both
+clocks are no sign of the history (a busy machine, or a store slowed by all it holds), which is a
+note, not a warning.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import statistics
 import string
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple
 
 from .capabilities import Guarantee
 from .contract import Message
@@ -72,13 +75,21 @@ def append_within(context: "ScenarioContext", store: "StoreAdapter", session_id:
     return TimedAppends(messages[:len(times.history)], len(messages), budget_s)
 
 
+class Took(NamedTuple):
+    """How long one call took: on the wall clock, and on the worker process's CPU clock (the
+    store's code and its client library, whatever thread they ran in; not the wait for Redis)."""
+
+    wall: float
+    cpu: float
+
+
 @dataclass
 class AppendTimes:
-    """The seconds each append to the session took, in order; and each control append's, with how
-    many appends to the session had been made when it ran."""
+    """What each append to the session took, in order; and each control append's, with how many
+    appends to the session had been made when it ran."""
 
-    history: list[float] = field(default_factory=list)
-    control: list[tuple[int, float]] = field(default_factory=list)
+    history: list[Took] = field(default_factory=list)
+    control: list[tuple[int, Took]] = field(default_factory=list)
 
 
 def timed_appends(store: Any, session_id: str, messages: Iterable[Message], budget_s: float,
@@ -134,53 +145,84 @@ def _crc16_tails() -> dict[int, str]:
     return {binascii.crc_hqx((a + b).encode(), 0): a + b for a in ID_CHARACTERS for b in ID_CHARACTERS}
 
 
-def _timed(call: Any, *args: Any) -> float:
-    before = time.perf_counter()
+def _timed(call: Any, *args: Any) -> Took:
+    wall, cpu = time.perf_counter(), time.process_time()
     call(*args)
-    return time.perf_counter() - before
+    return Took(time.perf_counter() - wall, time.process_time() - cpu)
+
+
+@dataclass(frozen=True)
+class Tenths:
+    """On one clock, the medians of the first tenth of the appends and of the last, and of the
+    control appends made during each."""
+
+    first: float
+    last: float
+    control_first: float
+    control_last: float
+
+    @classmethod
+    def of(cls, times: AppendTimes, clock: str) -> "Tenths":
+        history = [getattr(took, clock) for took in times.history]
+        tenth = len(history) // 10
+        # every CONTROL_EVERY appends one control: each tenth (GROWTH_SAMPLES // 10 or more) holds some
+        return cls(statistics.median(history[:tenth]), statistics.median(history[-tenth:]),
+                   statistics.median(getattr(took, clock) for made, took in times.control if made <= tenth),
+                   statistics.median(getattr(took, clock) for made, took in times.control
+                                     if made > len(history) - tenth))
+
+    def grew_with_history(self) -> bool:
+        """The last tenth's appends GROWTH_RATIO times slower against their controls than the
+        first tenth's against theirs, GROWTH_FLOOR_S slower than their controls, and GROWTH_SLOWED
+        times slower than the first tenth's on their own."""
+        return (self.last * self.control_first >= GROWTH_RATIO * self.first * self.control_last
+                and self.last - self.control_last >= GROWTH_FLOOR_S and self.last >= GROWTH_SLOWED * self.first)
+
+    def slowed(self) -> bool:
+        return self.last >= GROWTH_RATIO * self.first and self.last - self.first >= GROWTH_FLOOR_S
+
+    def controls(self) -> str:
+        return f"{_ms(self.control_first)} each at the start and {_ms(self.control_last)} at the end"
 
 
 def growth_finding(times: AppendTimes, seconds: float) -> tuple[str | None, str | None]:
     """(a warning, a note) on how the append time grew over ``times``, which took ``seconds``.
 
-    Medians of the first tenth of the appends and of the last, each set against the median of the
-    control appends made during that tenth (sessions of at most CONTROL_SESSION_LENGTH messages):
-    the warning when the last tenth's appends take GROWTH_RATIO times more against their controls
-    than the first tenth's did against theirs, and GROWTH_FLOOR_S more than their controls. Medians,
-    so pauses of the machine do not count; each tenth against its own controls, so a machine busy
-    at the start or the end neither makes nor hides a growth. The appends must also have slowed
-    GROWTH_SLOWED times on their own: a busy start can hide part of a growth from the first tenth,
-    but appends that did not slow did not grow with the history, however much more their controls
-    sped up (a machine much quieter at the end, where a busy machine's delays weighed more on the
-    short control appends; on a cluster, the controls' keys on other nodes). When the appends grew GROWTH_RATIO
-    times (and GROWTH_FLOOR_S) but their controls grew with them, the session's history is not the
-    cause (the machine was busy, or the store slows with all it holds): a note says so. Fewer than
+    On each clock (:class:`Took`), medians of the first tenth of the appends and of the last, each
+    set against the median of the control appends made during that tenth (sessions of at most
+    CONTROL_SESSION_LENGTH messages): the warning when, on either clock, the history grew the
+    appends (:meth:`Tenths.grew_with_history`). Medians, so pauses of the machine do not count; each
+    tenth against its own controls, so a machine busy at the start or the end neither makes nor
+    hides a growth. Appends that did not slow GROWTH_SLOWED times on their own did not grow with
+    the history, however much more their controls sped up (a machine much quieter at the end,
+    where a busy machine's delays weighed more on the short control appends). Those delays can as
+    well slow the controls more than the appends at the end, hiding a growth on the wall clock;
+    they do not run the CPU clock, which then shows it (a growth in the store's code or its
+    client, not one in Redis). When the appends slowed GROWTH_RATIO times (and GROWTH_FLOOR_S) but
+    their controls slowed with them on both clocks, the session's history is not the cause (the
+    machine was busy, or the store slows with all it holds): a note says so. Fewer than
     GROWTH_SAMPLES appends, or appends timed without a control, are not judged; a store whose
     appends slow with all the data it holds, not with the session's, is not warned of."""
-    history = times.history
-    if len(history) < GROWTH_SAMPLES or not times.control:   # without a control, a growth may be the machine's
+    if len(times.history) < GROWTH_SAMPLES or not times.control:   # without a control, a growth may be the machine's
         return None, None
-    tenth = len(history) // 10
-    first, last = statistics.median(history[:tenth]), statistics.median(history[-tenth:])
-    # every CONTROL_EVERY appends one control: each tenth (GROWTH_SAMPLES // 10 or more) holds some
-    control_first = statistics.median(s for made, s in times.control if made <= tenth)
-    control_last = statistics.median(s for made, s in times.control if made > len(history) - tenth)
-    measured = (f"{len(history):,} appends in {seconds:.1f} s, the first {tenth:,} at {_ms(first)} each, the last "
-                f"{tenth:,} at {_ms(last)} each (medians, {last / first:.1f}×)")
-    if (last * control_first >= GROWTH_RATIO * first * control_last and last - control_last >= GROWTH_FLOOR_S
-            and last >= GROWTH_SLOWED * first):
-        return (f"append time grows with history length: {measured}, while appends to short sessions made "
-                f"meanwhile took {_ms(control_first)} each at the start and {_ms(control_last)} at the end"), None
-    if _grew(first, last):
+    wall, cpu = Tenths.of(times, "wall"), Tenths.of(times, "cpu")
+    tenth = len(times.history) // 10
+    measured = (f"{len(times.history):,} appends in {seconds:.1f} s, the first {tenth:,} at {_ms(wall.first)} each, "
+                f"the last {tenth:,} at {_ms(wall.last)} each (medians, {wall.last / wall.first:.1f}×)")
+    on_cpu = (f"the worker's CPU time per append went from {_ms(cpu.first)} to {_ms(cpu.last)} (appends to short "
+              f"sessions: {_ms(cpu.control_first)} and {_ms(cpu.control_last)})")
+    if wall.grew_with_history() or cpu.grew_with_history():
+        controls = f"while appends to short sessions made meanwhile took {wall.controls()}"
+        if not wall.grew_with_history() and wall.control_last >= GROWTH_SLOWED * wall.control_first:
+            controls += " (they slowed too: a busy machine or server, whose delays weigh most on short calls)"
+        where = (": the growth is in the store's code or its client library (a busy machine does not lengthen CPU "
+                 "time)" if cpu.grew_with_history() else "")
+        return f"append time grows with history length: {measured}, {controls}; {on_cpu}{where}", None
+    if wall.slowed():
         return None, (f"appends slowed during the run: {measured}; appends to short sessions made meanwhile slowed "
-                      f"with them ({_ms(control_first)} each at the start, {_ms(control_last)} at the end), so not "
-                      "with the session's history: the machine was busy, or the store slows with all the data it "
-                      "holds (no warning)")
+                      f"with them ({wall.controls()}), so not with the session's history: the machine was busy, "
+                      f"or the store slows with all the data it holds; {on_cpu} (no warning)")
     return None, None
-
-
-def _grew(before: float, after: float) -> bool:
-    return after >= GROWTH_RATIO * before and after - before >= GROWTH_FLOOR_S
 
 
 def _ms(seconds: float) -> str:
