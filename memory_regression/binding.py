@@ -93,6 +93,7 @@ class StoreBinding:
     append_form: AppendForm = AppendForm.ROLE_CONTENT
     codec: MessageCodec = field(default=ROLE_AND_CONTENT)
     framework: str | None = None         # the framework whose interface the store implements
+    driver: type | None = None           # what drives each store built, for a framework's store driven from outside
     unfilled: dict[str, Any] = field(default_factory=dict)   # parameters left at their defaults: name -> default
 
     def accepts(self, canonical: str) -> bool:
@@ -175,6 +176,9 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
     class, or on a probe instance)."""
     from .frameworks import framework_of   # the frameworks build on the contract
 
+    own = framework_of(factory)
+    if own is not None and own.constructor is not None:   # the framework's own class, built from the contract's
+        factory = own.constructor(factory)
     parameters, var_kwargs, unfilled = inspect_parameters(spec, factory, mapping)
     binding = StoreBinding(spec=spec, factory=factory, source_file=source_file, parameters=parameters,
                            takes_var_kwargs=var_kwargs, per_session="session_id" in parameters,
@@ -196,7 +200,7 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
         target = probe
     framework = framework_of(target if inspect.isclass(target) else type(target))
     if framework is not None:
-        _bind_framework(binding, framework, target, method_overrides)
+        target = _bind_framework(binding, framework, target, method_overrides)
     else:
         binding.append_method = _find_method(target, method_overrides.get("append"), APPEND_METHODS,
                                              "append", True)
@@ -223,18 +227,23 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
 
 
 def _bind_framework(binding: StoreBinding, framework: Any, target: Any,
-                    method_overrides: dict[str, str | None]) -> None:
-    """A framework's store: its own methods and message objects."""
+                    method_overrides: dict[str, str | None]) -> Any:
+    """A framework's store: its own methods and message objects. Returns what the suite calls the
+    members of: the store, or the class that drives it."""
     if framework.per_session and not binding.per_session:
         raise UsageError(f"--store {binding.spec!r} is a {framework.name}, which holds one session: its "
                          "factory must take session_id (the suite builds one per session)")
-    methods = framework.methods(target if inspect.isclass(target) else type(target))
+    cls = target if inspect.isclass(target) else type(target)
+    if framework.driver is not None:
+        binding.driver = target = cls = framework.driver(cls)
+    methods = framework.methods(cls)
     binding.append_method = method_overrides.get("append") or methods.append
     binding.load_method = method_overrides.get("load") or methods.load
     binding.members["clear"] = method_overrides.get("clear") or methods.clear
     binding.append_form = AppendForm.MESSAGES if methods.append_takes_list else AppendForm.MESSAGE
     binding.codec = MessageCodec(f"{framework.name} messages", framework.encode, framework.decode, True)
     binding.framework = framework.name
+    return target
 
 
 def _call_parameters(target: Any, name: str) -> list[inspect.Parameter] | None:

@@ -56,7 +56,8 @@ class StoreRecipe:
             "ttl": self.ttl, "profile": profile, "session_id": session_id, "data_dir": str(self.data_dir),
             "summarize": self.summarize,
         }
-        return binding.factory(**binding.build_kwargs(values))
+        store = binding.factory(**binding.build_kwargs(values))
+        return binding.driver(store) if binding.driver else store
 
 
 def bind(settings: Settings, probe: Any) -> StoreBinding:

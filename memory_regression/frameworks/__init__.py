@@ -10,7 +10,12 @@ Each framework is one module here that defines ``FRAMEWORK``, a :class:`Framewor
   ``tool_calls``, ``tool_call_id``, ``name``, ``metadata`` where it has them), as the framework's
   own objects: a list, because one message may be several of them (OpenAI Agents' items);
 - ``decode(history)``: what the load member returned, as chat-completions dicts again, using the
-  framework's own converters wherever it has them.
+  framework's own converters wherever it has them;
+- for a store that holds conversations but is driven from outside (a LangGraph checkpointer,
+  under a graph), ``driver(cls)``: the class that drives one as the framework's runtime does,
+  built with the store, whose members ``methods`` names;
+- for a class of the framework's own whose parameters are not the contract's (a TTL in minutes),
+  ``constructor(cls)``: a factory of it taking the contract's parameters.
 
 To support a fourth framework, add a module with its ``FRAMEWORK`` and name it in :data:`MODULES`.
 The suite compares a framework store's history with what ``decode(encode(...))`` makes of the
@@ -25,7 +30,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-MODULES = ("langchain", "llama_index", "openai_agents")
+MODULES = ("langchain", "llama_index", "openai_agents", "langgraph")
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,8 @@ class Framework:
     encode: Callable[[dict], list]
     decode: Callable[[Any], list[dict]]
     message_type: str | None = None                 # ``module:Class`` of its message objects, if it has its own
+    driver: Callable[[type], type] | None = None    # the class that drives a store of it, for one driven from outside
+    constructor: Callable[[type], Callable[..., Any]] | None = None   # its own class, built from the contract's
 
 
 def subclass_of(cls: type, qualified: str) -> bool:

@@ -1,0 +1,112 @@
+"""LangGraph: a checkpointer (``BaseCheckpointSaver``; langgraph-checkpoint-redis's ``RedisSaver``,
+``AsyncRedisSaver`` and ``ShallowRedisSaver`` among them) is short-term memory under a graph, one
+object for all sessions, a session being a ``thread_id``.
+
+The suite drives it as an agent's runtime does, with no model: a graph whose state is
+``MessagesState`` (its ``add_messages`` reducer appends what a step returns), one node that adds
+nothing, compiled with the checkpointer. Append is ``invoke({"messages": [...]})`` on the session's
+thread, load is ``get_state(...).values["messages"]``, clear is ``delete_thread``; a checkpointer
+that implements the async interface (``aget_tuple``) is driven through ``ainvoke``, ``aget_state``
+and ``adelete_thread``. A ``setup``/``asetup`` it has (langgraph-checkpoint-redis creates its
+search indexes there) runs once, before its first call. Messages are LangChain's, converted as
+:mod:`.langchain` converts them.
+
+Named by its class (``--store langgraph.checkpoint.redis:RedisSaver``), the checkpointer is built
+from the contract's ``redis_url`` and ``ttl`` where its class takes them, the TTL as its ``ttl``
+config: minutes, refreshed when a checkpoint is read (``refresh_on_read``) as when one is written.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+from . import Framework, Methods, langchain, overrides, subclass_of
+
+BASE = "langgraph.checkpoint.base:BaseCheckpointSaver"
+
+
+def _graph(checkpointer: Any) -> Any:
+    from langgraph.graph import START, MessagesState, StateGraph
+    graph = StateGraph(MessagesState)
+    graph.add_node("remember", lambda state: {})
+    graph.add_edge(START, "remember")
+    return graph.compile(checkpointer=checkpointer)
+
+
+def _thread(session_id: str) -> dict:
+    return {"configurable": {"thread_id": session_id}}
+
+
+class GraphDriver:
+    """A checkpointer under a graph, driven with the sync interface."""
+
+    def __init__(self, checkpointer: Any):
+        self.checkpointer = checkpointer
+        self._graph = _graph(checkpointer)
+        setup = getattr(checkpointer, "setup", None)
+        if callable(setup):
+            setup()
+
+    def append(self, session_id: str, messages: list) -> None:
+        self._graph.invoke({"messages": messages}, _thread(session_id))
+
+    def load(self, session_id: str) -> list:
+        return self._graph.get_state(_thread(session_id)).values.get("messages", [])
+
+    def clear(self, session_id: str) -> None:
+        self.checkpointer.delete_thread(session_id)
+
+
+class AsyncGraphDriver:
+    """A checkpointer under a graph, driven with the async interface."""
+
+    def __init__(self, checkpointer: Any):
+        self.checkpointer = checkpointer
+        self._graph = _graph(checkpointer)
+        self._set_up = not callable(getattr(checkpointer, "asetup", None))
+
+    async def _ready(self) -> Any:
+        if not self._set_up:   # on the loop the checkpointer's calls run on, which it keeps
+            await self.checkpointer.asetup()
+            self._set_up = True
+        return self._graph
+
+    async def append(self, session_id: str, messages: list) -> None:
+        await (await self._ready()).ainvoke({"messages": messages}, _thread(session_id))
+
+    async def load(self, session_id: str) -> list:
+        return (await (await self._ready()).aget_state(_thread(session_id))).values.get("messages", [])
+
+    async def clear(self, session_id: str) -> None:
+        await self._ready()
+        await self.checkpointer.adelete_thread(session_id)
+
+    async def aclose(self) -> None:
+        close = getattr(self.checkpointer, "__aexit__", None)   # the async Redis savers close their client there
+        if close is not None:
+            await close(None, None, None)
+
+
+def driver(cls: type) -> type:
+    return AsyncGraphDriver if overrides(cls, BASE, "aget_tuple") else GraphDriver
+
+
+def constructor(cls: type) -> Callable[..., Any]:
+    """``cls`` built from the contract's ``redis_url`` and ``ttl`` (seconds), those of them it takes."""
+    taken = inspect.signature(cls).parameters
+    contract = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in ("redis_url", "ttl")
+                if name in taken]
+
+    def build(**values: Any) -> Any:
+        if "ttl" in values:
+            values["ttl"] = {"default_ttl": values["ttl"] / 60, "refresh_on_read": True}
+        return cls(**values)
+
+    build.__signature__ = inspect.Signature(contract, return_annotation=cls)   # type: ignore[attr-defined]
+    return build
+
+
+FRAMEWORK = Framework("LangGraph checkpointer", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
+                      methods=lambda cls: Methods("append", "load", "clear", append_takes_list=True),
+                      encode=langchain.encode, decode=langchain.decode, driver=driver, constructor=constructor)
