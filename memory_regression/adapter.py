@@ -201,3 +201,11 @@ class StoreAdapter:
     async def aconsistent(self, session_id: str) -> Any:
         """:meth:`consistent` as a coroutine, to poll beside other calls (:meth:`_beside_others`)."""
         return await self.acall("consistency", session_id)
+
+    def past_states(self, session_id: str) -> list[str]:
+        """The ids of the session's past states that the store keeps as history beside its live
+        state, which a load does not read (a LangGraph checkpointer's earlier checkpoints), from
+        the store's ``past_states`` where it has one (a framework's driver); else none."""
+        if not callable(getattr(self.instance_for(session_id), "past_states", None)):
+            return []
+        return [state for state in self._run_steps(self._invoke(session_id, "past_states")) if state]

@@ -94,6 +94,7 @@ class StoreBinding:
     codec: MessageCodec = field(default=ROLE_AND_CONTENT)
     framework: str | None = None         # the framework whose interface the store implements
     driver: type | None = None           # what drives each store built, for a framework's store driven from outside
+    serial_sessions: str | None = None   # the framework's reason to take one call of a session at a time
     unfilled: dict[str, Any] = field(default_factory=dict)   # parameters left at their defaults: name -> default
 
     def accepts(self, canonical: str) -> bool:
@@ -243,6 +244,7 @@ def _bind_framework(binding: StoreBinding, framework: Any, target: Any,
     binding.append_form = AppendForm.MESSAGES if methods.append_takes_list else AppendForm.MESSAGE
     binding.codec = MessageCodec(f"{framework.name} messages", framework.encode, framework.decode, True)
     binding.framework = framework.name
+    binding.serial_sessions = framework.serial_sessions
     return target
 
 

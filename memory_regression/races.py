@@ -15,6 +15,8 @@ import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Awaitable
 
+import pytest
+
 from .adapter import StoreAdapter
 from .context import ScenarioContext
 from .contract import Message, close_quietly
@@ -23,6 +25,14 @@ from .writers import WriterFailed, own_adapter, run_writer, writer_context
 RELEASE_POLL_S = 0.002          # how often readers look whether writer processes were released
 BARRIER_TIMEOUT_S = 10           # a writer or reader not started by then breaks a concurrency scenario's start
 RACE_THREADS = 32                # at most, for a sync store's calls in a race (started as they are needed)
+
+
+def _skip_if_serial(store: StoreAdapter, sessions: list[str]) -> None:
+    """Skip a race of writers on one session for a framework that takes one call of a session at a
+    time by design, saying why."""
+    reason = store.binding.serial_sessions
+    if reason and len(set(sessions)) < len(sessions):
+        pytest.skip(f"not judged for a {store.binding.framework}: {reason}")
 
 
 class Races:
@@ -43,6 +53,7 @@ class Races:
         object: threads for a sync store, tasks on the scenario's event loop for an async one. A
         writer's or reader's exception is raised."""
         sessions = sessions or [session_id] * len(writers)
+        _skip_if_serial(store, sessions)
         for session in {session_id, *sessions}:
             store.instance_for(session)   # a per-session store is built once, before the race
         return self._context.run_awaitable(self._race(store, session_id, writers, readers, sessions))
@@ -96,6 +107,7 @@ class Races:
         readers of this process load the session over and over, as with :meth:`concurrently`; return
         what they loaded. A writer's exception is raised, with its traceback in the process as its
         cause."""
+        _skip_if_serial(store, [session_id] * len(writers))
         context = writer_context()
         barrier, released = context.Barrier(len(writers), timeout=BARRIER_TIMEOUT_S), context.Event()
         outcomes = context.SimpleQueue()   # written at once, before a writer's os._exit

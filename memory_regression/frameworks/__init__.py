@@ -13,9 +13,13 @@ Each framework is one module here that defines ``FRAMEWORK``, a :class:`Framewor
   framework's own converters wherever it has them;
 - for a store that holds conversations but is driven from outside (a LangGraph checkpointer,
   under a graph), ``driver(cls)``: the class that drives one as the framework's runtime does,
-  built with the store, whose members ``methods`` names;
+  built with the store, whose members ``methods`` names; and ``past_states(session_id)`` where
+  the store keeps past states of a session as history beside the live one (a checkpointer's
+  earlier checkpoints): their ids, so that the keys holding them are not taken for live state;
 - for a class of the framework's own whose parameters are not the contract's (a TTL in minutes),
   ``constructor(cls)``: a factory of it taking the contract's parameters.
+- ``serial_sessions``, where the framework runs one call of a session at a time by design: why,
+  as the scenarios that race writers on one session say when they skip.
 
 To support a fourth framework, add a module with its ``FRAMEWORK`` and name it in :data:`MODULES`.
 The suite compares a framework store's history with what ``decode(encode(...))`` makes of the
@@ -52,6 +56,7 @@ class Framework:
     message_type: str | None = None                 # ``module:Class`` of its message objects, if it has its own
     driver: Callable[[type], type] | None = None    # the class that drives a store of it, for one driven from outside
     constructor: Callable[[type], Callable[..., Any]] | None = None   # its own class, built from the contract's
+    serial_sessions: str | None = None              # why overlapping appends to one session are outside its design
 
 
 def subclass_of(cls: type, qualified: str) -> bool:

@@ -4,12 +4,14 @@ object for all sessions, a session being a ``thread_id``.
 
 The suite drives it as an agent's runtime does, with no model: a graph whose state is
 ``MessagesState`` (its ``add_messages`` reducer appends what a step returns), one node that adds
-nothing, compiled with the checkpointer. Append is ``invoke({"messages": [...]})`` on the session's
-thread, load is ``get_state(...).values["messages"]``, clear is ``delete_thread``; a checkpointer
-that implements the async interface (``aget_tuple``) is driven through ``ainvoke``, ``aget_state``
-and ``adelete_thread``. A ``setup``/``asetup`` it has (langgraph-checkpoint-redis creates its
-search indexes there) runs once, before its first call. Messages are LangChain's, converted as
-:mod:`.langchain` converts them.
+nothing, compiled with the checkpointer. Append runs the graph on ``{"messages": [...]}`` on the
+session's thread (``stream``: ``invoke``, telling each checkpoint it saves), load is
+``get_state(...).values["messages"]``, clear is ``delete_thread``; a checkpointer that implements
+the async interface (``aget_tuple``) is driven through ``astream``, ``aget_state`` and
+``adelete_thread``. A ``setup``/``asetup`` it has (langgraph-checkpoint-redis creates its search
+indexes there) runs once, before its first call. Messages are LangChain's, converted as
+:mod:`.langchain` converts them. A thread's earlier checkpoints are its history
+(``past_states``), and runs of one thread do not overlap by design (:data:`SERIAL`).
 
 Named by its class (``--store langgraph.checkpoint.redis:RedisSaver``), the checkpointer is built
 from the contract's ``redis_url`` and ``ttl`` where its class takes them, the TTL as its ``ttl``
@@ -38,18 +40,34 @@ def _thread(session_id: str) -> dict:
     return {"configurable": {"thread_id": session_id}}
 
 
+def _checkpoint_id(config: dict) -> str:
+    return config["configurable"]["checkpoint_id"]
+
+
+def _past(checkpoints: list[str], latest: Any) -> list[str]:
+    """The ids of ``checkpoints`` but the latest checkpoint's, once each: a thread's history, which
+    a load does not read."""
+    live = _checkpoint_id(latest.config) if latest else None
+    return [checkpoint for checkpoint in dict.fromkeys(checkpoints) if checkpoint != live]
+
+
 class GraphDriver:
-    """A checkpointer under a graph, driven with the sync interface."""
+    """A checkpointer under a graph, driven with the sync interface. It keeps the ids of the
+    checkpoints its appends saved, by thread: a shallow checkpointer lists only the latest, and
+    keeps the pending writes of the others until their TTL."""
 
     def __init__(self, checkpointer: Any):
         self.checkpointer = checkpointer
         self._graph = _graph(checkpointer)
+        self._saved: dict[str, list[str]] = {}
         setup = getattr(checkpointer, "setup", None)
         if callable(setup):
             setup()
 
     def append(self, session_id: str, messages: list) -> None:
-        self._graph.invoke({"messages": messages}, _thread(session_id))
+        saved = self._saved.setdefault(session_id, [])
+        for step in self._graph.stream({"messages": messages}, _thread(session_id), stream_mode="checkpoints"):
+            saved.append(_checkpoint_id(step["config"]))
 
     def load(self, session_id: str) -> list:
         return self._graph.get_state(_thread(session_id)).values.get("messages", [])
@@ -57,13 +75,19 @@ class GraphDriver:
     def clear(self, session_id: str) -> None:
         self.checkpointer.delete_thread(session_id)
 
+    def past_states(self, session_id: str) -> list[str]:
+        listed = [_checkpoint_id(each.config) for each in self.checkpointer.list(_thread(session_id))]
+        return _past(self._saved.get(session_id, []) + listed, self.checkpointer.get_tuple(_thread(session_id)))
+
 
 class AsyncGraphDriver:
-    """A checkpointer under a graph, driven with the async interface."""
+    """A checkpointer under a graph, driven with the async interface, as :class:`GraphDriver` is
+    with the sync one."""
 
     def __init__(self, checkpointer: Any):
         self.checkpointer = checkpointer
         self._graph = _graph(checkpointer)
+        self._saved: dict[str, list[str]] = {}
         self._set_up = not callable(getattr(checkpointer, "asetup", None))
 
     async def _ready(self) -> Any:
@@ -73,7 +97,10 @@ class AsyncGraphDriver:
         return self._graph
 
     async def append(self, session_id: str, messages: list) -> None:
-        await (await self._ready()).ainvoke({"messages": messages}, _thread(session_id))
+        saved = self._saved.setdefault(session_id, [])
+        async for step in (await self._ready()).astream({"messages": messages}, _thread(session_id),
+                                                         stream_mode="checkpoints"):
+            saved.append(_checkpoint_id(step["config"]))
 
     async def load(self, session_id: str) -> list:
         return (await (await self._ready()).aget_state(_thread(session_id))).values.get("messages", [])
@@ -81,6 +108,11 @@ class AsyncGraphDriver:
     async def clear(self, session_id: str) -> None:
         await self._ready()
         await self.checkpointer.adelete_thread(session_id)
+
+    async def past_states(self, session_id: str) -> list[str]:
+        await self._ready()
+        listed = [_checkpoint_id(each.config) async for each in self.checkpointer.alist(_thread(session_id))]
+        return _past(self._saved.get(session_id, []) + listed, await self.checkpointer.aget_tuple(_thread(session_id)))
 
     async def aclose(self) -> None:
         close = getattr(self.checkpointer, "__aexit__", None)   # the async Redis savers close their client there
@@ -107,6 +139,11 @@ def constructor(cls: type) -> Callable[..., Any]:
     return build
 
 
+SERIAL = ("a thread takes one run at a time by design: runs that overlap both start from the same checkpoint and "
+          "fork the thread, and the fork written last is what loads (LangGraph's platform queues, rejects or "
+          "interrupts a second run of a busy thread: double-texting)")
+
 FRAMEWORK = Framework("LangGraph checkpointer", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("append", "load", "clear", append_takes_list=True),
-                      encode=langchain.encode, decode=langchain.decode, driver=driver, constructor=constructor)
+                      encode=langchain.encode, decode=langchain.decode, driver=driver, constructor=constructor,
+                      serial_sessions=SERIAL)
