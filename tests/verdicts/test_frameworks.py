@@ -1,8 +1,8 @@
 """Stores of the libraries people use, run with nothing of ours but the --store spec: LangChain's
-``RedisChatMessageHistory`` (langchain-community), LlamaIndex's ``RedisChatStore`` and OpenAI Agents'
-``RedisSession``, installed from PyPI (the test extras pin them). Each is a correct store: the suite
-must pass it, at the level its parameters claim. Beside them, the contract's own shapes: one object
-per session, and whole messages as dicts or as the append parameter's annotated class."""
+``RedisChatMessageHistory`` (langchain-community), LlamaIndex's ``RedisChatStore``, OpenAI Agents'
+``RedisSession`` and LangGraph's Redis checkpointers, installed from PyPI (the test extras pin
+them), each at the verdict the verdicts table gives it. Beside them, the contract's own shapes: one
+object per session, and whole messages as dicts or as the append parameter's annotated class."""
 
 import warnings
 
@@ -18,10 +18,12 @@ with warnings.catch_warnings():   # langchain-community warns at import that it 
 
 
 @pytest.mark.parametrize("entry", LIBRARY_STORES, ids=lambda entry: entry.spec.rpartition(":")[2])
-def test_a_library_store_gets_its_known_verdict(run_suite, entry):
-    """The verdicts table's rows (bench/verdicts.py): the three stores pass as they are, and the
-    memories over them fail exactly the scenarios of their known bug or contract mismatch."""
-    result = run_suite("--store", entry.spec, "--redis", "server", *entry.args)
+def test_a_library_store_gets_its_known_verdict(request, run_suite, entry):
+    """The verdicts table's rows (bench/verdicts.py): the libraries' stores as they are, and the
+    memories over them, fail exactly the scenarios of their known bug or contract mismatch (a store
+    built on Redis modules runs on Redis Stack, fixture ``redis_stack``)."""
+    server = request.getfixturevalue("redis_stack").url() if entry.needs_modules else "server"
+    result = run_suite("--store", entry.spec, "--redis", server, *entry.args)
     summary = result.summary
     assert result.failing_scenarios() == set(entry.failing), result.output
     warned = {w["nodeid"].split("::")[-1].split("[")[0] for w in summary["warnings"]}
