@@ -95,6 +95,7 @@ class StoreBinding:
     framework: str | None = None         # the framework whose interface the store implements
     driver: type | None = None           # what drives each store built, for a framework's store driven from outside
     serial_sessions: str | None = None   # the framework's reason to take one call of a session at a time
+    raised_append: str | None = None     # the framework's reason why a failed append's message may stay or go
     unfilled: dict[str, Any] = field(default_factory=dict)   # parameters left at their defaults: name -> default
 
     def accepts(self, canonical: str) -> bool:
@@ -245,6 +246,7 @@ def _bind_framework(binding: StoreBinding, framework: Any, target: Any,
     binding.codec = MessageCodec(f"{framework.name} messages", framework.encode, framework.decode, True)
     binding.framework = framework.name
     binding.serial_sessions = framework.serial_sessions
+    binding.raised_append = framework.raised_append
     return target
 
 

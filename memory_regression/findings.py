@@ -15,6 +15,7 @@ class Findings:
     notes: list[str] = field(default_factory=list)
     warnings: list[dict[str, str]] = field(default_factory=list)
     measurements: list[dict[str, Any]] = field(default_factory=list)
+    unjudged: list[str] = field(default_factory=list)   # guarantees the scenario checks but could not judge
 
     def note(self, finding: str) -> None:
         """Report something the scenario measured (what it covered, how a store's time grew)."""
@@ -25,6 +26,13 @@ class Findings:
         memory. The scenario still passes (but under ``--strict``), the warning is listed in every
         report, and the conformance level leaves the guarantee out."""
         self.warnings.append({"guarantee": Guarantee(guarantee).value, "text": text})
+
+    def not_judged(self, guarantee: Guarantee, why: str) -> None:
+        """Report that a guarantee the scenario checks could not be judged this time (too few
+        samples within its budget): a note says why, and the scenario does not count as having
+        checked it, so the conformance level names it only if another scenario judged it."""
+        self.notes.append(why)
+        self.unjudged.append(Guarantee(guarantee).value)
 
     def measure(self, kind: str, data: dict[str, Any]) -> None:
         """Record numbers the scenario measured, of a ``kind`` the reports know (``latency``,

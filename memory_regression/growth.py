@@ -63,11 +63,16 @@ def append_within(context: "ScenarioContext", store: "StoreAdapter", session_id:
     appended, instead of being cut off as a hang. The budget is at most a quarter of the
     scenario timeout, which leaves the check room. With ``control``, appends to short sessions
     of their own run between (:func:`timed_appends`), and a store whose append time grows
-    with the history gets a warning (steady-appends) saying by how much (:func:`growth_finding`)."""
+    with the history gets a warning (steady-appends) saying by how much (:func:`growth_finding`);
+    fewer than GROWTH_SAMPLES appends leave the guarantee unjudged, which a note says."""
     budget_s = min(budget_s, context.settings.scenario_timeout / BUDGET_SHARE)
     started = time.perf_counter()
     times = timed_appends(store, session_id, messages, budget_s, control)
     warning, note = growth_finding(times, time.perf_counter() - started)
+    if control and len(times.history) < GROWTH_SAMPLES:
+        context.findings.not_judged(Guarantee.STEADY_APPENDS, (
+            f"steady-appends not judged: {len(times.history):,} appends within the {budget_s:g} s budget, fewer than "
+            f"the {GROWTH_SAMPLES} a growth of their time is judged on"))
     if warning:
         context.findings.warn(Guarantee.STEADY_APPENDS, warning)
     if note:

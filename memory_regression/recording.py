@@ -39,6 +39,7 @@ class Recorder:
             self.results[report.nodeid] = result
         result.findings += getattr(report, "memory_findings", [])
         result.warnings += getattr(report, "memory_warnings", [])
+        result.guarantees = [g for g in result.guarantees if g not in getattr(report, "memory_unjudged", [])]
         result.measurements += getattr(report, "memory_measurements", [])
         for key in getattr(report, "memory_keys_without_ttl", []):
             if len(self.summary.keys_without_ttl) < reports.MAX_KEYS_WITHOUT_TTL:

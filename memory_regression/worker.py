@@ -46,6 +46,7 @@ from .worker_messages import Abort, Bound, End, Hello, Start
 KEYS_WITHOUT_TTL_KEY = pytest.StashKey[list]()
 FINDINGS_KEY = pytest.StashKey[list]()
 WARNINGS_KEY = pytest.StashKey[list]()   # Findings.warn's records
+UNJUDGED_KEY = pytest.StashKey[list]()   # Findings.not_judged's guarantees
 MEASUREMENTS_KEY = pytest.StashKey[list]()   # Findings.measure's records
 OWN_SERVERS_KEY = pytest.StashKey[list]()   # the scenario's own servers (fixture own_server)
 STORES_KEY = pytest.StashKey[list]()   # the store instances the scenario built, whose clients a diagnosis may name
@@ -218,6 +219,7 @@ class ScenarioWorker:
         context = ScenarioContext(self, request.node.nodeid, memory_engine)
         request.node.stash[FINDINGS_KEY] = context.findings.notes   # kept even if closing fails
         request.node.stash[WARNINGS_KEY] = context.findings.warnings
+        request.node.stash[UNJUDGED_KEY] = context.findings.unjudged
         request.node.stash[MEASUREMENTS_KEY] = context.findings.measurements
         request.node.stash[OWN_SERVERS_KEY] = context.servers
         request.node.stash[STORES_KEY] = context.instances
@@ -267,6 +269,7 @@ class ScenarioWorker:
             report.memory_warnings = [{**warning, "text": cap(self.redactor.text(warning["text"]), DETAILS_LIMIT,
                                                               "this warning")}
                                       for warning in warnings[:FINDINGS_PER_SCENARIO]]
+            report.memory_unjudged = list(item.stash.get(UNJUDGED_KEY, []))
         return report
 
     @pytest.hookimpl(wrapper=True)

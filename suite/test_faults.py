@@ -144,7 +144,9 @@ def test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost(store
     one when the connection dies during a watched EXEC. A store cannot
     know whether a write whose reply was lost was executed: make the append idempotent (an id per
     message, written once by a script) or let the error through to the caller. If the message is
-    missing although append returned: the store swallowed the error."""
+    missing although append returned: the store swallowed the error. (A framework whose message of
+    a failed call may stay or go by design, as LangGraph's input of a failed run does, is not judged
+    on that message, and a note says why.)"""
     if urlsplit(stores.url).scheme != "redis":
         pytest.skip(f"the proxy reads plain TCP, and the server is reached by {urlsplit(stores.url).scheme}://")
     if stores.cluster:
@@ -152,7 +154,7 @@ def test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost(store
                     "proxy: a lost reply is checked with --redis server")
     with ReplyDroppingProxy.to(stores.url) as proxy:
         store = stores.new_on(proxy.url_for(stores.url))
-        appended, expected = [], []
+        appended, expected, unjudged = [], [], set()
         for turn in range(TURNS):
             for index, message in enumerate(numbered_messages(PER_TURN, f"turn {turn + 1}")):
                 appended.append(message)
@@ -178,11 +180,15 @@ def test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost(store
                                          "the history: the store swallowed the connection error, and the message "
                                          "is lost unseen")
                 findings.note(_outcome(raised, lost, copies))
-                if copies:
+                if raised is not None and store.binding.raised_append:   # the framework's own rule: not judged
+                    findings.note(f"not judged whether it stays, for a {store.binding.framework}: "
+                                  f"{store.binding.raised_append}")
+                    unjudged.add(stored)
+                elif copies:
                     expected.append(stored)
             history = store.load("lossy")
             twice = next(((message, count) for message, count in Counter(history).items() if count > 1), None)
             assert twice is None, _blind_retry(*twice, f"after {turn + 1} turns, one reply lost in turn "
                                                        f"{LOSSY_APPEND[0] + 1}")
-            assert_history(expected, history, appended,
+            assert_history(expected, [message for message in history if message not in unjudged], appended,
                            context=f"after {turn + 1} turns, one reply lost in turn {LOSSY_APPEND[0] + 1}: ")

@@ -20,6 +20,8 @@ Each framework is one module here that defines ``FRAMEWORK``, a :class:`Framewor
   ``constructor(cls)``: a factory of it taking the contract's parameters.
 - ``serial_sessions``, where the framework runs one call of a session at a time by design: why,
   as the scenarios that race writers on one session say when they skip.
+- ``raised_append``, where the message of an append that raised may stay or go later by design:
+  why, as the lost-reply scenario notes when it leaves that message unjudged.
 
 To support a fourth framework, add a module with its ``FRAMEWORK`` and name it in :data:`MODULES`.
 The suite compares a framework store's history with what ``decode(encode(...))`` makes of the
@@ -57,6 +59,7 @@ class Framework:
     driver: Callable[[type], type] | None = None    # the class that drives a store of it, for one driven from outside
     constructor: Callable[[type], Callable[..., Any]] | None = None   # its own class, built from the contract's
     serial_sessions: str | None = None              # why overlapping appends to one session are outside its design
+    raised_append: str | None = None                # why the message of an append that raised may stay or go
 
 
 def subclass_of(cls: type, qualified: str) -> bool:

@@ -11,7 +11,8 @@ the async interface (``aget_tuple``) is driven through ``astream``, ``aget_state
 ``adelete_thread``. A ``setup``/``asetup`` it has (langgraph-checkpoint-redis creates its search
 indexes there) runs once, before its first call. Messages are LangChain's, converted as
 :mod:`.langchain` converts them. A thread's earlier checkpoints are its history
-(``past_states``), and runs of one thread do not overlap by design (:data:`SERIAL`).
+(``past_states``); runs of one thread do not overlap by design (:data:`SERIAL`), and the input of
+a run that failed may stay or go (:data:`PENDING`).
 
 Named by its class (``--store langgraph.checkpoint.redis:RedisSaver``), the checkpointer is built
 from the contract's ``redis_url`` and ``ttl`` where its class takes them, the TTL as its ``ttl``
@@ -143,7 +144,10 @@ SERIAL = ("a thread takes one run at a time by design: runs that overlap both st
           "fork the thread, and the fork written last is what loads (LangGraph's platform queues, rejects or "
           "interrupts a second run of a busy thread: double-texting)")
 
+PENDING = ("the input of a run that failed after saving its first checkpoint stays pending, which get_state shows, "
+           "until the thread is resumed (invoke(None)); a new run with new input drops it")
+
 FRAMEWORK = Framework("LangGraph checkpointer", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("append", "load", "clear", append_takes_list=True),
                       encode=langchain.encode, decode=langchain.decode, driver=driver, constructor=constructor,
-                      serial_sessions=SERIAL)
+                      serial_sessions=SERIAL, raised_append=PENDING)

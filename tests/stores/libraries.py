@@ -168,21 +168,18 @@ OPENAI_AGENTS = "agents.extensions.memory:RedisSession"
 
 # LangGraph's checkpointers (langgraph-checkpoint-redis), run as they are on Redis Stack; every checkpoint
 # holds the whole history, so appends slow as it grows (the library's serialisation: the worker's CPU
-# time per append grows), which the scenarios' 10 s budgets (a scenario timeout of 40 s) show
+# time per append grows), which the scenarios' 10 s budgets (a scenario timeout of 40 s) show where
+# they hold 200 appends (a loaded machine fits fewer, and nothing is judged)
 LANGGRAPH = "langgraph.checkpoint.redis:RedisSaver"
 LANGGRAPH_ASYNC = "langgraph.checkpoint.redis:AsyncRedisSaver"
 LANGGRAPH_SHALLOW = "langgraph.checkpoint.redis:ShallowRedisSaver"
 CHECKPOINTER = "LangGraph checkpointer: append(session_id, [message, ...])"
 GROWING = ("test_no_silent_cap", "test_many_fast_appends_keep_order")
 
-CHECKPOINTS = ("a known design: every checkpoint holds the whole history, so appends slow as it grows; and runs of "
-               "one thread that overlap fork it, so the race of writers on one session is not judged "
-               "(tests/verdicts/test_langgraph.py shows both with LangGraph alone)")
-PENDING_INPUT = ("a contract mismatch of LangGraph's: a run that fails after saving its input checkpoint leaves the "
-                 "input pending, which get_state shows, and the next run with new input drops it, with any "
-                 "checkpointer (tests/unit/test_langgraph.py, on InMemorySaver); ShallowRedisSaver's first write of a "
-                 "run saves that checkpoint, so a lost reply to it ends the run there (RedisSaver's left the message "
-                 "unstored)")
+CHECKPOINTS = ("a known design: every checkpoint holds the whole history, so appends slow as it grows (warned "
+               "where the budget holds the 200 appends a growth is judged on); runs of one thread that overlap fork "
+               "it, and the input of a run that failed stays pending until a new run drops it, so neither is judged "
+               "(tests/verdicts/test_langgraph.py and tests/unit/test_langgraph.py show them with LangGraph alone)")
 
 # spec -> (shape, capabilities, conformance level on a real server)
 LIBRARIES = {
@@ -197,7 +194,8 @@ LIBRARIES = {
     LANGGRAPH: (CHECKPOINTER, ["clear", "core", "tool-calls", "ttl"], "core+ttl+clear+tool-calls+bounded-storage"),
     LANGGRAPH_ASYNC: (CHECKPOINTER, ["async", "clear", "core", "tool-calls", "ttl"],
                       "core+ttl+clear+tool-calls+async+bounded-storage"),
-    LANGGRAPH_SHALLOW: (CHECKPOINTER, ["clear", "core", "tool-calls", "ttl"], "none"),
+    LANGGRAPH_SHALLOW: (CHECKPOINTER, ["clear", "core", "tool-calls", "ttl"],
+                        "core+ttl+clear+tool-calls+bounded-storage"),
 }
 
 LIBRARY_STORES = (
@@ -227,8 +225,6 @@ LIBRARY_STORES = (
                  "applies to what it reads (buffer_as_messages), never to the history in Redis, which keeps every "
                  "message", (FOOTPRINT, "test_concurrent_writers_keep_the_window")),
     *(LibraryStore("langgraph-checkpoint-redis", spec.rpartition(":")[2], spec, ("--scenario-timeout", "40"),
-                   failing, why, GROWING, needs_modules=True) for spec, failing, why in (
-        (LANGGRAPH, (), CHECKPOINTS), (LANGGRAPH_ASYNC, (), CHECKPOINTS),
-        (LANGGRAPH_SHALLOW, ("test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost",),
-         f"{PENDING_INPUT}; {CHECKPOINTS}"))),
+                   why=CHECKPOINTS, may_warn=GROWING, needs_modules=True)
+      for spec in (LANGGRAPH, LANGGRAPH_ASYNC, LANGGRAPH_SHALLOW)),
 )

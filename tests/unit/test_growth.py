@@ -5,12 +5,14 @@ warned of."""
 
 import itertools
 import time
+from types import SimpleNamespace
 
 from redis.crc import key_slot
 
 from memory_regression.contract import Message
-from memory_regression.growth import (CONTROL_EVERY, CONTROL_SESSION_LENGTH, AppendTimes, Took, control_ids,
-                                      growth_finding, timed_appends)
+from memory_regression.findings import Findings
+from memory_regression.growth import (CONTROL_EVERY, CONTROL_SESSION_LENGTH, GROWTH_SAMPLES, AppendTimes, Took,
+                                      append_within, control_ids, growth_finding, timed_appends)
 
 MS = 0.001
 
@@ -181,3 +183,17 @@ def test_control_sessions_keys_share_the_sessions_slot_on_a_cluster():
 
 def test_a_short_session_ids_controls_are_named_after_it():
     assert list(itertools.islice(control_ids("long"), 2)) == ["long control 0", "long control 1"]
+
+
+def test_a_budget_that_holds_too_few_appends_leaves_steady_appends_unjudged():
+    """A store too slow for GROWTH_SAMPLES appends within the budget is not judged, and says so,
+    rather than holding steady-appends unchecked; one that makes them is judged (here: held)."""
+    context = SimpleNamespace(settings=SimpleNamespace(scenario_timeout=300), findings=Findings())
+    messages = [Message("user", f"m{i}") for i in range(1000)]
+    slow = append_within(context, TimedStore(lambda session_id: 0.004), "long-history", messages, 0.3)
+    assert len(slow.messages) < GROWTH_SAMPLES and context.findings.unjudged == ["steady-appends"]
+    assert context.findings.notes == [f"steady-appends not judged: {len(slow.messages):,} appends within the 0.3 s "
+                                      f"budget, fewer than the {GROWTH_SAMPLES} a growth of their time is judged on"]
+    judged = SimpleNamespace(settings=context.settings, findings=Findings())
+    append_within(judged, TimedStore(), "long-history", messages[:GROWTH_SAMPLES], 60)
+    assert judged.findings.unjudged == [] and judged.findings.warnings == []

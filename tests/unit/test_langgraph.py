@@ -69,11 +69,12 @@ def test_appends_go_through_the_graph_and_a_threads_earlier_checkpoints_are_its_
     assert drive(driver, "load", "s1") == [] and [m.content for m in drive(driver, "load", "s2")] == ["other"]
 
 
-def test_a_run_that_fails_after_its_input_checkpoint_leaves_the_input_pending_and_the_next_run_drops_it():
-    """LangGraph alone, on its in-memory checkpointer: a run whose checkpointer raises once it has
-    saved the run's first checkpoint (as a connection lost after the write does) leaves the new
-    message in what get_state shows; the next run with new input then drops it (the verdicts table's
-    reason for ShallowRedisSaver's failure of the lost-reply scenario)."""
+@pytest.mark.parametrize("resumed", [False, True])
+def test_a_run_that_fails_after_its_input_checkpoint_leaves_the_input_pending(resumed):
+    """LangGraph alone, on its in-memory checkpointer (PENDING): a run whose checkpointer raises once
+    it has saved the run's first checkpoint (as a connection lost after the write does) leaves the
+    new message in what get_state shows; the next run with new input then drops it, unless the
+    thread was resumed first (invoke with no input), which keeps it."""
     saver = InMemorySaver()
     driver = GraphDriver(saver)
     driver.append("t", [HumanMessage("turn 1")])
@@ -88,5 +89,8 @@ def test_a_run_that_fails_after_its_input_checkpoint_leaves_the_input_pending_an
     with pytest.raises(ConnectionError):
         driver.append("t", [HumanMessage("turn 2")])
     assert [m.content for m in driver.load("t")] == ["turn 1", "turn 2"]
+    if resumed:
+        driver._graph.invoke(None, {"configurable": {"thread_id": "t"}})
     driver.append("t", [AIMessage("answer")])
-    assert [m.content for m in driver.load("t")] == ["turn 1", "answer"]
+    kept = ["turn 1", "turn 2", "answer"] if resumed else ["turn 1", "answer"]
+    assert [m.content for m in driver.load("t")] == kept

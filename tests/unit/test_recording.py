@@ -63,3 +63,13 @@ def test_figures_warnings_and_keys_without_ttl_are_kept():
     assert summary.keys_without_ttl == [f"chat:s1 ({NODEID})"]
     assert ("footprint_growth", "9.2") in reports[-1].user_properties
     assert ("warning", "bounded-storage: 9.2x") in reports[-1].user_properties
+
+
+def test_a_guarantee_the_scenario_could_not_judge_is_not_counted_as_checked():
+    """Findings.not_judged: the scenario checks steady-appends by its marker, but its budget held too
+    few appends to judge it, so its result no longer lists it (nor would the conformance level)."""
+    info = {**INFO, "guarantees": ["steady-appends", "bounded-storage"]}
+    recorder = Recorder(RunSummary(backend="redis 7"), lambda nodeid: info)
+    for one in (report("call", "passed"), report("teardown", "passed", unjudged=["steady-appends"])):
+        recorder.record(one)
+    assert recorder.results[NODEID].guarantees == ["bounded-storage"]
