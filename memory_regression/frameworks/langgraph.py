@@ -75,6 +75,7 @@ class GraphDriver:
 
     def clear(self, session_id: str) -> None:
         self.checkpointer.delete_thread(session_id)
+        self._saved.pop(session_id, None)
 
     def past_states(self, session_id: str) -> list[str]:
         listed = [_checkpoint_id(each.config) for each in self.checkpointer.list(_thread(session_id))]
@@ -109,6 +110,7 @@ class AsyncGraphDriver:
     async def clear(self, session_id: str) -> None:
         await self._ready()
         await self.checkpointer.adelete_thread(session_id)
+        self._saved.pop(session_id, None)
 
     async def past_states(self, session_id: str) -> list[str]:
         await self._ready()
