@@ -199,6 +199,17 @@ def missing_module_message(command: str, module: str) -> str:
             "services: container and pass its URL as the redis input")
 
 
+def index_off_database_zero(exc: BaseException) -> bool:
+    """Whether the store tried to create a RediSearch index on a database other than 0, which Redis
+    refuses ("Cannot create index on db != 0"): a configuration to fix, not a finding."""
+    return any("Cannot create index on db != 0" in str(link) for link in exception_chain(exc))
+
+
+INDEX_ON_DATABASE_ZERO = ("the store creates a RediSearch index, which Redis allows on database 0 only, and this "
+                          "worker's database is another: give --redis a URL ending in /0 (a URL runs one worker, on "
+                          "the database it names), or run one worker (-- -n 1), whose database is 0")
+
+
 def add_to_verdict(report: pytest.TestReport, note: str) -> None:
     """Add ``note`` to a failure's message, in the verdict and in the text junit.xml shows."""
     verdict = getattr(report, "memory_verdict", None) or {"message": report.longreprtext, "details": ""}

@@ -15,6 +15,7 @@ from langgraph.checkpoint.redis import RedisSaver
 from langgraph.graph import START, MessagesState, StateGraph
 
 from memory_regression.frameworks.langgraph import SERIAL
+from memory_regression.outcomes import INDEX_ON_DATABASE_ZERO
 
 RACE = "test_concurrent_writers_lose_nothing"
 REFRESH = "test_append_refreshes_ttl"
@@ -93,3 +94,12 @@ def test_every_checkpoint_holds_the_whole_history_with_the_library_alone(redis_s
     finally:
         client.flushdb()
         client.close()
+
+
+def test_a_checkpointer_on_a_database_other_than_0_is_told_where_its_index_can_live(run_suite, redis_stack):
+    """RediSearch indexes only database 0: a run that gives the store another stops at once with a
+    configuration error saying how to give it database 0, instead of failing every scenario."""
+    result = run_suite("--store", "langgraph.checkpoint.redis:RedisSaver", "--redis", redis_stack.url(db=3),
+                       "-k", "round_trip or fresh_session")
+    assert result.exit_code == 2, result.output
+    assert result.summary["message"].endswith(INDEX_ON_DATABASE_ZERO), result.summary["message"]
