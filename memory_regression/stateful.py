@@ -22,6 +22,7 @@ from .diagnosis import assert_history, fresh_instance_loads
 from .reference import expected_count_window
 
 SESSIONS = ("s1", "s1:2")     # ids sharing a prefix, as a glob or a careless key scheme would merge them
+ALONE = "alone"                # a session of its own, where a diagnosis replays one session's appends
 INSTANCES = (0, 1)
 ROLES = ("user", "assistant")   # a session's messages alternate, the user's first (again after a clear)
 CONTENTS = ("hello", "", "  spaced  ", "你好 🌍", "two\nlines", '{"role": "system"}')
@@ -128,6 +129,14 @@ class MemoryStateMachine(RuleBasedStateMachine):
         """Append a message equal to the session's last (users do say "ok" twice)."""
         self._append(session, instance, repeat=True)
 
+    def _alone(self, session: str) -> list[Message]:
+        """What one new store instance loads after appending the session's messages since its last
+        clear to a session of its own (``alone``), with no clear and no other instance."""
+        store = self.new_store()
+        for message in self.appended[session]:
+            store.append(ALONE, message.role, message.content)
+        return store.load(ALONE)
+
     # -- the model --------------------------------------------------------------------------------------
     def _append(self, session: str, instance: int, target: int = 0, repeat: bool = False,
                 restarted: bool = False) -> None:
@@ -159,13 +168,20 @@ class MemoryStateMachine(RuleBasedStateMachine):
     def why(self, session: str, instance: int, expected: list[Message], history: list[Message]) -> str | None:
         """What the steps show of a load that differed: a new instance loading it right (state in
         the instance), or loading the same (Redis holds it) after a clear of a full window or
-        writes through several instances."""
+        writes through several instances, named as a cause only where one new instance given the
+        same appends alone keeps them right."""
         fresh = self.new_store().load(session)
         if fresh != history:
             return fresh_instance_loads(expected, fresh, f"instance {instance} answers from state kept in the "
                                         "instance (a cache, a count) that another instance's writes or a clear "
                                         "made stale")
         held = "a new store instance loads the same, so Redis holds it"
+        if self.cleared_full[session] or len(self.writers[session]) > 1:
+            alone = self._alone(session)
+            if alone != expected:   # neither the clear nor the second instance is needed to get it wrong
+                return (f"{held}; one new store instance given the same {len(self.appended[session])} appends in a "
+                        f"session of its own, with no clear and no other instance, loads it wrong as well "
+                        f"({len(alone)} messages, expected {len(expected)})")
         if self.cleared_full[session]:
             return (f"{held}; the session was refilled after a clear of its full window: state kept beside the "
                     "list that clear leaves behind (a \"window full\" mark, a counter of messages or trims) "
