@@ -199,15 +199,22 @@ def missing_module_message(command: str, module: str) -> str:
             "services: container and pass its URL as the redis input")
 
 
-def index_off_database_zero(exc: BaseException) -> bool:
-    """Whether the store tried to create a RediSearch index on a database other than 0, which Redis
-    refuses ("Cannot create index on db != 0"): a configuration to fix, not a finding."""
-    return any("Cannot create index on db != 0" in str(link) for link in exception_chain(exc))
-
-
 INDEX_ON_DATABASE_ZERO = ("the store creates a RediSearch index, which Redis allows on database 0 only, and this "
                           "worker's database is another: give --redis a URL ending in /0 (a URL runs one worker, on "
                           "the database it names), or run one worker (-- -n 1), whose database is 0")
+
+
+def server_misfit(exc: BaseException) -> str | None:
+    """What to fix where the store raised for want of what the server under test gives it: a
+    module the server lacks (:func:`module_command`), or a RediSearch index on a database other
+    than 0, which Redis refuses ("Cannot create index on db != 0"); None for anything else. A
+    configuration to fix, not a finding: every scenario would fail the same way."""
+    missing = module_command(exc)
+    if missing:
+        return missing_module_message(*missing)
+    if any("Cannot create index on db != 0" in str(link) for link in exception_chain(exc)):
+        return INDEX_ON_DATABASE_ZERO
+    return None
 
 
 def add_to_verdict(report: pytest.TestReport, note: str) -> None:

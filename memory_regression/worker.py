@@ -33,8 +33,7 @@ from .frames import without_harness_frames
 from .profiles import TokenCounter
 from .redaction import Redactor, map_strings, sendable
 from .groups import scenario_group
-from .outcomes import (CAPTURE_LIMIT, DETAILS_LIMIT, INDEX_ON_DATABASE_ZERO, cap, describe_outcome,
-                       index_off_database_zero, missing_module_message, module_command,
+from .outcomes import (CAPTURE_LIMIT, DETAILS_LIMIT, cap, describe_outcome, module_command, server_misfit,
                        redacted, unrendered_report)
 from .observe import needs_probe, observe, unfilled_text
 from .results import LISTED_NOT_RUN, Status
@@ -140,11 +139,9 @@ class ScenarioWorker:
         try:
             return Stores(context).new().instance_for("probe")
         except Exception as exc:
-            missing = module_command(exc)
-            if missing:
-                raise UsageError(missing_module_message(*missing)) from None
-            if index_off_database_zero(exc):
-                raise UsageError(INDEX_ON_DATABASE_ZERO) from None
+            misfit = server_misfit(exc)
+            if misfit:
+                raise UsageError(misfit) from None
             raise
         finally:
             context.close()
@@ -251,10 +248,10 @@ class ScenarioWorker:
                       f"server-wide, so the server under test is never changed) lacks: put a server with {module} "
                       "on PATH to run it")
             report.outcome, report.longrepr = "skipped", (str(item.path), item.location[1], f"Skipped: {reason}")
-        elif missing and not self.aborted:   # the run stops: every scenario would fail the same way
-            self.abort(Status.USAGE_ERROR, missing_module_message(*missing))
-        elif report.failed and call.excinfo and index_off_database_zero(call.excinfo.value) and not self.aborted:
-            self.abort(Status.USAGE_ERROR, INDEX_ON_DATABASE_ZERO)
+        elif report.failed and call.excinfo and not self.aborted:   # the run stops: every scenario would fail alike
+            misfit = server_misfit(call.excinfo.value)
+            if misfit:
+                self.abort(Status.USAGE_ERROR, misfit)
         if report.failed or report.skipped:
             report.memory_verdict = redacted(describe_outcome(report, call.excinfo, item.stash.get(STORES_KEY, [])),
                                              self.redactor)
