@@ -216,12 +216,13 @@ def growth_finding(times: AppendTimes, seconds: float) -> tuple[str | None, str 
                 f"the last {tenth:,} at {_ms(wall.last)} each (medians, {wall.last / wall.first:.1f}×)")
     on_cpu = (f"the worker's CPU time per append went from {_ms(cpu.first)} to {_ms(cpu.last)} (appends to short "
               f"sessions: {_ms(cpu.control_first)} and {_ms(cpu.control_last)})")
-    if wall.grew_with_history() or cpu.grew_with_history():
+    on_wall_clock, on_cpu_clock = wall.grew_with_history(), cpu.grew_with_history()
+    if on_wall_clock or on_cpu_clock:
         controls = f"while appends to short sessions made meanwhile took {wall.controls()}"
-        if not wall.grew_with_history() and wall.control_last >= GROWTH_SLOWED * wall.control_first:
+        if not on_wall_clock and wall.control_last >= GROWTH_SLOWED * wall.control_first:
             controls += " (they slowed too: a busy machine or server, whose delays weigh most on short calls)"
         where = (": the growth is in the store's code or its client library (a busy machine does not lengthen CPU "
-                 "time)" if cpu.grew_with_history() else "")
+                 "time)" if on_cpu_clock else "")
         return f"append time grows with history length: {measured}, {controls}; {on_cpu}{where}", None
     if wall.slowed():
         return None, (f"appends slowed during the run: {measured}; appends to short sessions made meanwhile slowed "
