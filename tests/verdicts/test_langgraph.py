@@ -16,6 +16,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 
 from memory_regression.frameworks.langgraph import SERIAL
 from memory_regression.outcomes import INDEX_ON_DATABASE_ZERO
+from tests.stores.libraries import LANGGRAPH
 
 RACE = "test_concurrent_writers_lose_nothing"
 REFRESH = "test_append_refreshes_ttl"
@@ -25,7 +26,7 @@ def test_what_langgraph_does_by_design_is_not_judged_and_the_reports_say_why(run
     """Its verdict is tests/verdicts/test_frameworks.py's; here what the reports say: the race of
     writers on one session is skipped, saying why, and the TTL refresh scenario counts the keys of
     past checkpoints it did not expect back."""
-    result = run_suite("--store", "langgraph.checkpoint.redis:RedisSaver", "--redis", redis_stack.url(),
+    result = run_suite("--store", LANGGRAPH, "--redis", redis_stack.url(),
                        "-k", f"{RACE} or {REFRESH}")
     assert result.exit_code == 0, result.output
     race, refresh = (next(r for r in result.summary["results"] if r["scenario"] == name) for name in (RACE, REFRESH))
@@ -99,7 +100,7 @@ def test_every_checkpoint_holds_the_whole_history_with_the_library_alone(redis_s
 def test_a_checkpointer_on_a_database_other_than_0_is_told_where_its_index_can_live(run_suite, redis_stack):
     """RediSearch indexes only database 0: a run that gives the store another stops at once with a
     configuration error saying how to give it database 0, instead of failing every scenario."""
-    result = run_suite("--store", "langgraph.checkpoint.redis:RedisSaver", "--redis", redis_stack.url(db=3),
+    result = run_suite("--store", LANGGRAPH, "--redis", redis_stack.url(db=3),
                        "-k", "round_trip or fresh_session")
     assert result.exit_code == 2, result.output
     assert result.summary["message"].endswith(INDEX_ON_DATABASE_ZERO), result.summary["message"]
