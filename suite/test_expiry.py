@@ -29,7 +29,8 @@ def test_active_session_outlives_its_ttl(stores):
 
     After every append the session must load complete. If this fails: the TTL is set only when the
     session is created (EXPIRE NX, or only on the first push), or the expiry is a deadline counted
-    from the session's start (EXPIREAT created_at + ttl) instead of from its last append. (A machine
+    from the session's start (EXPIREAT created_at + ttl) instead of from its last append, or the
+    session lives in several keys and an append refreshes only the one it writes. (A machine
     that stalls longer than the TTL between two appends leaves nothing to judge: the scenario is then
     skipped, saying so, rather than blaming the store.)"""
     store = stores.new(ttl=TTL_S)
@@ -59,12 +60,16 @@ def _remaining(pttl_ms):
 
 
 def _expired_while_active(expected, history):
-    """A history that kept the newest messages and lost the oldest: the session expired mid-way."""
+    """A history that kept the newest messages and lost the oldest: part of the session expired
+    mid-way, which the history alone cannot tell apart from all of it expiring."""
     if not history or len(history) >= len(expected) or history != expected[len(expected) - len(history):]:
         return None
-    return ("the session expired while active, and the appends after it started a new one: its TTL does not slide "
-            "(set only when the session is created, as EXPIRE NX or a TTL on the first push do, or a deadline "
-            "counted from the session's start, as EXPIREAT does, instead of from its last append)")
+    return ("the oldest messages expired while the session was active and the newer stayed: the TTL does not slide "
+            "over all of the session. Either the whole session expired and the appends after it started a new "
+            "one (a TTL set only when the session is created, as EXPIRE NX or a TTL on the first push do, or a "
+            "deadline counted from the session's start, as EXPIREAT does, instead of from its last append), or "
+            "the session is kept in several keys (one per message or per turn) each of which gets its TTL when "
+            "written, and later appends do not refresh the older ones")
 
 
 @pytest.mark.starts_first
