@@ -147,6 +147,18 @@ class StoreAdapter:
         return self._as_given_back(messages, [native for message in messages
                                               for native in codec.encode(message.as_dict())])
 
+    def kept_by_design(self, appended: list[Message]) -> tuple[list[Message], str | None]:
+        """What a correct store of this shape gives back of a session after ``appended`` (as
+        :meth:`add` returned them): all of it, but what its framework's history rule keeps where it
+        has one (agno keeps one system prompt per session); and a note naming the rule, where it
+        left anything out."""
+        rule = self.binding.history_rule
+        kept = rule.keeps(list(appended)) if rule else list(appended)
+        if len(kept) == len(appended):
+            return kept, None
+        return kept, (f"{len(appended) - len(kept)} of the {len(appended)} messages appended were not expected "
+                      f"back, by the {self.binding.framework}'s own rule: {rule.text}")
+
     def _as_given_back(self, messages: list[Message], encoded: list) -> list[Message]:
         """``messages``, appended as ``encoded``, as a correct store gives them back."""
         if not self.binding.codec.carries_fields:

@@ -96,6 +96,7 @@ class StoreBinding:
     driver: type | None = None           # what drives each store built, for a framework's store driven from outside
     serial_sessions: str | None = None   # the framework's reason to take one call of a session at a time
     raised_append: str | None = None     # the framework's reason why a failed append's message may stay or go
+    history_rule: Any = None             # what the framework gives back of a session by design (HistoryRule)
     unfilled: dict[str, Any] = field(default_factory=dict)   # parameters left at their defaults: name -> default
 
     def accepts(self, canonical: str) -> bool:
@@ -247,6 +248,7 @@ def _bind_framework(binding: StoreBinding, framework: Any, target: Any,
     binding.framework = framework.name
     binding.serial_sessions = framework.serial_sessions
     binding.raised_append = framework.raised_append
+    binding.history_rule = framework.history_rule
     return target
 
 

@@ -16,7 +16,7 @@ project's own checks depend on it, so keep it stable:
   annotated class, else as a dict. A compacting store takes the suite's
   ``summarize`` and says with :data:`SUMMARY_IN_WINDOW` how its summary counts
   toward its window.
-* Stores of a known framework (LangChain, LlamaIndex, OpenAI Agents, LangGraph) are
+* Stores of a known framework (LangChain, LlamaIndex, OpenAI Agents, LangGraph, agno) are
   recognised by their base class and driven by :mod:`.frameworks`.
 
 Here are the rules; the machinery builds on them: :mod:`.loader` finds and imports what ``--store``
@@ -168,8 +168,9 @@ def contract_summary() -> str:
             f"    {', '.join(LOAD_METHODS)}\n"
             + "".join(f"  {member.role} {member.call}, optional: {', '.join(member.names)}:\n    {member.help}\n"
                       for member in OPTIONAL_MEMBERS.values())
-            + "LangChain chat histories, LlamaIndex chat stores, OpenAI Agents sessions and LangGraph\n"
-              "checkpointers (driven under a MessagesState graph) run as they are.")
+            + "LangChain chat histories, LlamaIndex chat stores, OpenAI Agents sessions, LangGraph\n"
+              "checkpointers (driven under a MessagesState graph) and agno databases (driven as an\n"
+              "agent's runs save to them) run as they are.")
 
 
 def contract_parameter(name: str) -> str | None:

@@ -22,6 +22,9 @@ Each framework is one module here that defines ``FRAMEWORK``, a :class:`Framewor
   as the scenarios that race writers on one session say when they skip.
 - ``raised_append``, where the message of an append that raised may stay or go later by design:
   why, as the lost-reply scenario notes when it leaves that message unjudged.
+- ``history_rule``, where the framework gives back less than was appended by design (agno keeps
+  one system prompt per session): a :class:`HistoryRule`, which the scenarios judge a history
+  under and name in their notes.
 
 To support a fourth framework, add a module with its ``FRAMEWORK`` and name it in :data:`MODULES`.
 The suite compares a framework store's history with what ``decode(encode(...))`` makes of the
@@ -32,11 +35,12 @@ have no ``name`` on a tool result) is never blamed on the store.
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-MODULES = ("langchain", "llama_index", "openai_agents", "langgraph")
+MODULES = ("langchain", "llama_index", "openai_agents", "langgraph", "agno")
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,14 @@ class Methods:
     load: str                 # a method, or a property read without a call
     clear: str | None
     append_takes_list: bool   # append(messages: list) rather than append(message)
+
+
+@dataclass(frozen=True)
+class HistoryRule:
+    """What a framework gives back of a session by design, when that is not all that was appended."""
+
+    text: str                                        # the rule, as a note names it
+    keeps: Callable[[list], list]                    # the messages appended -> those a load gives back
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,7 @@ class Framework:
     constructor: Callable[[type], Callable[..., Any]] | None = None   # its own class, built from the contract's
     serial_sessions: str | None = None              # why overlapping appends to one session are outside its design
     raised_append: str | None = None                # why the message of an append that raised may stay or go
+    history_rule: HistoryRule | None = None         # what it gives back of a session, by design
 
 
 def subclass_of(cls: type, qualified: str) -> bool:
@@ -75,6 +88,23 @@ def overrides(cls: type, base: str, name: str) -> bool:
     module_name, _, class_name = base.partition(":")
     base_class = getattr(sys.modules[module_name], class_name)
     return getattr(cls, name, None) is not getattr(base_class, name, None)
+
+
+def built_from_contract(cls: type, names: dict[str, str],
+                        convert: dict[str, Callable[[Any], Any]] | None = None) -> Callable[..., Any]:
+    """A factory of ``cls`` taking the contract's parameters ``names`` maps to its own (those of them
+    ``cls`` takes), each value converted by ``convert`` where it names one: what binds as the store."""
+    taken = inspect.signature(cls).parameters
+    own = {contract: name for contract, name in names.items() if name in taken}
+    convert = convert or {}
+
+    def build(**values: Any) -> Any:
+        return cls(**{own[contract]: convert.get(contract, lambda value: value)(value)
+                      for contract, value in values.items()})
+
+    build.__signature__ = inspect.Signature(   # type: ignore[attr-defined]
+        [inspect.Parameter(contract, inspect.Parameter.KEYWORD_ONLY) for contract in own], return_annotation=cls)
+    return build
 
 
 def framework_of_messages(history: Any) -> Framework | None:

@@ -21,10 +21,9 @@ config: minutes, refreshed when a checkpoint is read (``refresh_on_read``) as wh
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, Callable
 
-from . import Framework, Methods, langchain, overrides, subclass_of
+from . import Framework, Methods, built_from_contract, langchain, overrides, subclass_of
 
 BASE = "langgraph.checkpoint.base:BaseCheckpointSaver"
 
@@ -129,17 +128,8 @@ def driver(cls: type) -> type:
 
 def constructor(cls: type) -> Callable[..., Any]:
     """``cls`` built from the contract's ``redis_url`` and ``ttl`` (seconds), those of them it takes."""
-    taken = inspect.signature(cls).parameters
-    contract = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in ("redis_url", "ttl")
-                if name in taken]
-
-    def build(**values: Any) -> Any:
-        if "ttl" in values:
-            values["ttl"] = {"default_ttl": values["ttl"] / 60, "refresh_on_read": True}
-        return cls(**values)
-
-    build.__signature__ = inspect.Signature(contract, return_annotation=cls)   # type: ignore[attr-defined]
-    return build
+    return built_from_contract(cls, {"redis_url": "redis_url", "ttl": "ttl"},
+                               {"ttl": lambda seconds: {"default_ttl": seconds / 60, "refresh_on_read": True}})
 
 
 SERIAL = ("a thread takes one run at a time by design: runs that overlap both start from the same checkpoint and "

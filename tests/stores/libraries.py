@@ -181,6 +181,18 @@ CHECKPOINTS = ("a known design: every checkpoint holds the whole history, so app
                "it, and the input of a run that failed stays pending until a new run drops it, so neither is judged "
                "(tests/verdicts/test_langgraph.py and tests/unit/test_langgraph.py show them with LangGraph alone)")
 
+# agno's database, run as it is: every failure is agno's own (tests/verdicts/test_agno.py shows each with
+# agno alone); each append reads every earlier run again, so appends slow as the session grows
+AGNO = "agno.db.redis:RedisDb"
+AGNO_FAILING = ("test_active_session_outlives_its_ttl", "test_append_refreshes_ttl",
+                "test_idle_session_disappears_completely", "test_every_key_has_ttl_within_configured",
+                "test_store_raises_when_the_server_is_down", "test_eviction_leaves_sessions_whole_or_gone")
+AGNO_WHY = ("known designs of agno that are bugs of a memory: each run is a key of its own, whose TTL later runs do "
+            "not refresh (an active session loses its oldest messages) and which eviction removes alone; its index "
+            "sets get no TTL; a read that fails is taken for a session that does not exist (the run goes on from an "
+            "empty history); and each append reads every earlier run again. Its single system prompt per session "
+            "is its rule, not a failure (tests/verdicts/test_agno.py shows each with agno alone)")
+
 # spec -> (shape, capabilities, conformance level on a real server)
 LIBRARIES = {
     LANGCHAIN: ("LangChain BaseChatMessageHistory: add_message(message)",
@@ -196,6 +208,8 @@ LIBRARIES = {
                       "core+ttl+clear+tool-calls+async+bounded-storage"),
     LANGGRAPH_SHALLOW: (CHECKPOINTER, ["clear", "core", "tool-calls", "ttl"],
                         "core+ttl+clear+tool-calls+bounded-storage"),
+    AGNO: ("agno database: append(session_id, [message, ...])", ["clear", "core", "namespace", "tool-calls", "ttl"],
+           "none"),
 }
 
 LIBRARY_STORES = (
@@ -227,4 +241,5 @@ LIBRARY_STORES = (
     *(LibraryStore("langgraph-checkpoint-redis", spec.rpartition(":")[2], spec, ("--scenario-timeout", "40"),
                    why=CHECKPOINTS, may_warn=GROWING, needs_modules=True)
       for spec in (LANGGRAPH, LANGGRAPH_ASYNC, LANGGRAPH_SHALLOW)),
+    LibraryStore("agno", "RedisDb", AGNO, (), AGNO_FAILING, AGNO_WHY, may_warn=GROWING),
 )

@@ -13,6 +13,7 @@ from tests.stores.libraries import LIBRARIES, LIBRARY_STORES
 with warnings.catch_warnings():   # langchain-community warns at import that it is being sunset
     warnings.simplefilter("ignore")
     import agents.extensions.memory  # noqa: F401
+    import agno.db.redis  # noqa: F401
     import langchain_community.chat_message_histories  # noqa: F401
     import llama_index.storage.chat_store.redis  # noqa: F401
 

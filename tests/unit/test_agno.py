@@ -1,0 +1,70 @@
+"""agno databases as the suite binds and drives them (memory_regression/frameworks/agno.py): recognised
+by their base class, built from the contract's redis_url, namespace and ttl (its db_url, db_prefix
+and expire), driven as an agent's runs save and replay, with agno's own Message objects; a session
+keeps one system prompt by design. The driver runs here on agno's own in-memory database; RedisDb's
+runs are tests/verdicts/test_agno.py's."""
+
+from agno.db.in_memory import InMemoryDb
+from agno.models.message import Message as AgnoMessage
+
+import agno.db.redis  # noqa: F401  (the framework is recognised only once imported)
+from memory_regression.adapter import StoreAdapter
+from memory_regression.binding import AppendForm
+from memory_regression.capabilities import Capability, detect
+from memory_regression.contract import Message
+from memory_regression.frameworks.agno import ONE_SYSTEM_PROMPT, SessionDriver, decode, encode
+from tests.stores.libraries import AGNO
+from tests.unit.test_frameworks import bound
+
+TOOL_CALL = {"id": "call-1", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "x"}'}}
+
+
+def test_redis_db_binds_from_the_contracts_url_namespace_and_ttl():
+    """Named by its class, with nothing else: it claims the TTL (its expire), a namespace (its
+    db_prefix) and clear, and takes whole messages."""
+    binding = bound(AGNO)
+    assert binding.parameters == {"redis_url": "redis_url", "namespace": "namespace", "ttl": "ttl"}
+    assert binding.append_form is AppendForm.MESSAGES and binding.codec.carries_fields
+    assert not binding.is_async and binding.history_rule is ONE_SYSTEM_PROMPT
+    assert detect(binding) >= {Capability.TTL, Capability.NAMESPACE, Capability.CLEAR, Capability.TOOL_CALLS}
+    db = binding.factory(redis_url="redis://127.0.0.1:1/0", namespace="mr:abc:", ttl=90)
+    assert (db.db_prefix, db.expire) == ("mr:abc:", 90)
+
+
+def test_messages_go_in_as_agnos_and_come_back_with_their_tool_calls():
+    call = {"role": "assistant", "content": "", "tool_calls": [TOOL_CALL]}
+    result = {"role": "tool", "content": "found", "tool_call_id": "call-1"}
+    [native] = encode(call)
+    assert isinstance(native, AgnoMessage) and native.tool_calls == [TOOL_CALL]
+    assert decode(encode(call) + encode(result)) == [call, result]
+
+
+def test_appends_are_runs_of_the_session_and_clear_deletes_it():
+    driver = SessionDriver(InMemoryDb())
+    driver.append("s1", encode({"role": "user", "content": "hello"}))
+    driver.append("s1", encode({"role": "assistant", "content": "hi"}) + encode({"role": "user", "content": "again"}))
+    driver.append("s2", encode({"role": "user", "content": "other"}))
+    assert [(m.role, m.content) for m in driver.load("s1")] == [("user", "hello"), ("assistant", "hi"),
+                                                                ("user", "again")]
+    assert len(driver.db.get_session("s1", None).runs) == 2
+    driver.clear("s1")
+    assert driver.load("s1") == [] and [m.content for m in driver.load("s2")] == ["other"]
+
+
+def test_a_session_replays_its_first_system_prompt_only_and_the_rule_expects_no_more():
+    appended = [Message("system", "first"), Message("user", "q"), Message("system", "later"), Message("user", "r")]
+    driver = SessionDriver(InMemoryDb())
+    for message in appended:
+        driver.append("s", encode(message.as_dict()))
+    assert [m.content for m in driver.load("s")] == ["first", "q", "r"]
+    assert ONE_SYSTEM_PROMPT.keeps(appended) == [appended[0], appended[1], appended[3]]
+
+
+def test_the_round_trip_expects_what_the_rule_keeps_and_names_the_rule():
+    binding = bound(AGNO)
+    store = StoreAdapter(binding, build=lambda session_id: SessionDriver(InMemoryDb()), run=None)
+    appended = [Message("user", "q"), Message("system", "one"), Message("system", "two")]
+    assert store.kept_by_design(appended) == (appended[:2], "1 of the 3 messages appended were not expected back, "
+                                              f"by the agno database's own rule: {ONE_SYSTEM_PROMPT.text}")
+    plain = StoreAdapter(bound("tests.stores.correct:ListStore"), build=lambda session_id: None, run=None)
+    assert plain.kept_by_design(appended) == (appended, None)
