@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import unittest
+from collections import Counter
 from contextlib import nullcontext
 from typing import Any, Callable, ContextManager, Generator
 
@@ -147,17 +148,24 @@ class StoreAdapter:
         return self._as_given_back(messages, [native for message in messages
                                               for native in codec.encode(message.as_dict())])
 
-    def kept_by_design(self, appended: list[Message]) -> tuple[list[Message], str | None]:
-        """What a correct store of this shape gives back of a session after ``appended`` (as
-        :meth:`add` returned them): all of it, but what its framework's history rule keeps where it
-        has one (agno keeps one system prompt per session); and a note naming the rule, where it
-        left anything out."""
-        rule = self.binding.history_rule
-        kept = rule.keeps(list(appended)) if rule else list(appended)
-        if len(kept) == len(appended):
-            return kept, None
-        return kept, (f"{len(appended) - len(kept)} of the {len(appended)} messages appended were not expected "
-                      f"back, by the {self.binding.framework}'s own rule: {rule.text}")
+    def kept_by_design(self, appended: list[Message]) -> tuple[list[Message], list[str]]:
+        """What a correct store of this shape gives back of a session after ``appended``: all of it,
+        as its messages carry them (:meth:`stored_form`: a Google ADK session has no system
+        message), but what its framework's history rule keeps where it has one (agno keeps one
+        system prompt per session); and notes saying what of ``appended`` is not expected back as
+        it was, and why."""
+        rule, given_back = self.binding.history_rule, self.stored_form(list(appended))
+        notes = []
+        recast = Counter((sent.role, back.role) for sent, back in zip(appended, given_back) if sent.role != back.role)
+        if recast and len(given_back) == len(appended):
+            notes.append(f"{sum(recast.values())} of the {len(appended)} messages appended are expected back with "
+                         f"another role, as the {self.binding.framework}'s messages carry them: "
+                         + ", ".join(f"{sent} as {back}" for sent, back in recast))
+        kept = rule.keeps(given_back) if rule else given_back
+        if len(kept) < len(given_back):
+            notes.append(f"{len(given_back) - len(kept)} of the {len(appended)} messages appended were not expected "
+                         f"back, by the {self.binding.framework}'s own rule: {rule.text}")
+        return kept, notes
 
     def _as_given_back(self, messages: list[Message], encoded: list) -> list[Message]:
         """``messages``, appended as ``encoded``, as a correct store gives them back."""

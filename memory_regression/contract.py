@@ -16,7 +16,7 @@ project's own checks depend on it, so keep it stable:
   annotated class, else as a dict. A compacting store takes the suite's
   ``summarize`` and says with :data:`SUMMARY_IN_WINDOW` how its summary counts
   toward its window.
-* Stores of a known framework (LangChain, LlamaIndex, OpenAI Agents, LangGraph, agno) are
+* Stores of a known framework (LangChain, LlamaIndex, OpenAI Agents, LangGraph, Google ADK, agno) are
   recognised by their base class and driven by :mod:`.frameworks`.
 
 Here are the rules; the machinery builds on them: :mod:`.loader` finds and imports what ``--store``
@@ -169,8 +169,9 @@ def contract_summary() -> str:
             + "".join(f"  {member.role} {member.call}, optional: {', '.join(member.names)}:\n    {member.help}\n"
                       for member in OPTIONAL_MEMBERS.values())
             + "LangChain chat histories, LlamaIndex chat stores, OpenAI Agents sessions, LangGraph\n"
-              "checkpointers (driven under a MessagesState graph) and agno databases (driven as an\n"
-              "agent's runs save to them) run as they are.")
+              "checkpointers (driven under a MessagesState graph), Google ADK session services (driven as\n"
+              "its runner drives them) and agno databases (driven as an agent's runs save to them) run as\n"
+              "they are.")
 
 
 def contract_parameter(name: str) -> str | None:

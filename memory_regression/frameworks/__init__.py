@@ -40,7 +40,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-MODULES = ("langchain", "llama_index", "openai_agents", "langgraph", "agno")
+MODULES = ("langchain", "llama_index", "openai_agents", "langgraph", "agno", "adk")
 
 
 @dataclass(frozen=True)
@@ -90,17 +90,18 @@ def overrides(cls: type, base: str, name: str) -> bool:
     return getattr(cls, name, None) is not getattr(base_class, name, None)
 
 
-def built_from_contract(cls: type, names: dict[str, str],
-                        convert: dict[str, Callable[[Any], Any]] | None = None) -> Callable[..., Any]:
+def built_from_contract(cls: type, names: dict[str, str], convert: dict[str, Callable[[Any], Any]] | None = None,
+                        fixed: dict[str, Any] | None = None) -> Callable[..., Any]:
     """A factory of ``cls`` taking the contract's parameters ``names`` maps to its own (those of them
-    ``cls`` takes), each value converted by ``convert`` where it names one: what binds as the store."""
+    ``cls`` takes), each value converted by ``convert`` where it names one, and ``fixed`` as they are:
+    what binds as the store."""
     taken = inspect.signature(cls).parameters
     own = {contract: name for contract, name in names.items() if name in taken}
     convert = convert or {}
 
     def build(**values: Any) -> Any:
         return cls(**{own[contract]: convert.get(contract, lambda value: value)(value)
-                      for contract, value in values.items()})
+                      for contract, value in values.items()}, **(fixed or {}))
 
     build.__signature__ = inspect.Signature(   # type: ignore[attr-defined]
         [inspect.Parameter(contract, inspect.Parameter.KEYWORD_ONLY) for contract in own], return_annotation=cls)

@@ -193,6 +193,19 @@ AGNO_WHY = ("known designs of agno that are bugs of a memory: each run is a key 
             "empty history); and each append reads every earlier run again. Its single system prompt per session "
             "is its rule, not a failure (tests/verdicts/test_agno.py shows each with agno alone)")
 
+# Google ADK's Redis session service (google-adk-redis), run as it is: its failures are its own and its client
+# library's (tests/verdicts/test_adk.py shows each with ADK alone); every append reads and rewrites the whole
+# session, so appends slow as it grows
+ADK = "google_adk_redis:RedisMemorySessionService"
+ADK_FAILING = ("test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost",
+               "test_store_reconnects_after_its_connections_are_killed", "test_a_restart_between_turns_loses_nothing")
+ADK_WHY = ("a bug of the service: it retries its watched transaction on WatchError, which redis-py raises also when "
+           "the connection died during EXEC, after the transaction ran, so an append whose reply was lost is stored "
+           "twice; "
+           "a defect of its client library: the redis.asyncio client it builds (redis-py 8.1) fails once the server "
+           "closed its connections (redis/redis-py#4252); and each append reads and rewrites the whole session "
+           "(tests/verdicts/test_adk.py shows each with ADK alone)")
+
 # spec -> (shape, capabilities, conformance level on a real server)
 LIBRARIES = {
     LANGCHAIN: ("LangChain BaseChatMessageHistory: add_message(message)",
@@ -210,6 +223,8 @@ LIBRARIES = {
                         "core+ttl+clear+tool-calls+bounded-storage"),
     AGNO: ("agno database: append(session_id, [message, ...])", ["clear", "core", "namespace", "tool-calls", "ttl"],
            "none"),
+    ADK: ("Google ADK session service: append(session_id, [message, ...])",
+          ["async", "clear", "core", "tool-calls", "ttl"], "none"),
 }
 
 LIBRARY_STORES = (
@@ -242,4 +257,5 @@ LIBRARY_STORES = (
                    why=CHECKPOINTS, may_warn=GROWING, needs_modules=True)
       for spec in (LANGGRAPH, LANGGRAPH_ASYNC, LANGGRAPH_SHALLOW)),
     LibraryStore("agno", "RedisDb", AGNO, (), AGNO_FAILING, AGNO_WHY, may_warn=GROWING),
+    LibraryStore("google-adk-redis", "RedisMemorySessionService", ADK, (), ADK_FAILING, ADK_WHY, may_warn=GROWING),
 )

@@ -64,7 +64,7 @@ def test_the_round_trip_expects_what_the_rule_keeps_and_names_the_rule():
     binding = bound(AGNO)
     store = StoreAdapter(binding, build=lambda session_id: SessionDriver(InMemoryDb()), run=None)
     appended = [Message("user", "q"), Message("system", "one"), Message("system", "two")]
-    assert store.kept_by_design(appended) == (appended[:2], "1 of the 3 messages appended were not expected back, "
-                                              f"by the agno database's own rule: {ONE_SYSTEM_PROMPT.text}")
+    assert store.kept_by_design(appended) == (appended[:2], ["1 of the 3 messages appended were not expected back, "
+                                              f"by the agno database's own rule: {ONE_SYSTEM_PROMPT.text}"])
     plain = StoreAdapter(bound("tests.stores.correct:ListStore"), build=lambda session_id: None, run=None)
-    assert plain.kept_by_design(appended) == (appended, None)
+    assert plain.kept_by_design(appended) == (appended, [])

@@ -14,6 +14,7 @@ with warnings.catch_warnings():   # langchain-community warns at import that it 
     warnings.simplefilter("ignore")
     import agents.extensions.memory  # noqa: F401
     import agno.db.redis  # noqa: F401
+    import google_adk_redis  # noqa: F401
     import langchain_community.chat_message_histories  # noqa: F401
     import llama_index.storage.chat_store.redis  # noqa: F401
 
