@@ -104,7 +104,7 @@ class TTLNotRefreshed(ListStore):
 
     CAUSE = {
         "test_append_refreshes_ttl": r"what the suite had shortened it to: the append did not set it back",
-        "test_active_session_outlives_its_ttl": r"its TTL does not slide",
+        "test_active_session_outlives_its_ttl": r"the TTL does not slide over all of the session",
     }
 
     def expire(self, pipe, key):

@@ -26,7 +26,7 @@ class ExpiresAtFixedDeadline(_WithMetadata):
     session is young, and a conversation longer than the TTL loses everything mid-way, however
     active."""
 
-    LISTED_CAUSE = r"its TTL does not slide .*a deadline counted from the session's start"
+    LISTED_CAUSE = r"the TTL does not slide .*a deadline counted from the session's start"
 
     def expire(self, pipe, key):
         meta = self.meta_key(key)
