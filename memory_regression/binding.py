@@ -238,7 +238,7 @@ def _bind_framework(binding: StoreBinding, framework: Any, target: Any,
                          "factory must take session_id (the suite builds one per session)")
     cls = target if inspect.isclass(target) else type(target)
     if framework.driver is not None:
-        binding.driver = target = cls = framework.driver(cls)
+        binding.driver = target = cls = framework.driver(target)
     methods = framework.methods(cls)
     binding.append_method = method_overrides.get("append") or methods.append
     binding.load_method = method_overrides.get("load") or methods.load

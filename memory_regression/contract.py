@@ -169,9 +169,9 @@ def contract_summary() -> str:
             + "".join(f"  {member.role} {member.call}, optional: {', '.join(member.names)}:\n    {member.help}\n"
                       for member in OPTIONAL_MEMBERS.values())
             + "LangChain chat histories, LlamaIndex chat stores, OpenAI Agents sessions, LangGraph\n"
-              "checkpointers (driven under a MessagesState graph), Google ADK session services (driven as\n"
-              "its runner drives them) and agno databases (driven as an agent's runs save to them) run as\n"
-              "they are.")
+              "checkpointers (driven under a MessagesState graph) and agents' graphs (run up to the model),\n"
+              "Google ADK session services (driven as its runner drives them) and agno databases (driven\n"
+              "as an agent's runs save to them) run as they are.")
 
 
 def contract_parameter(name: str) -> str | None:

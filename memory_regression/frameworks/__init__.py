@@ -12,10 +12,12 @@ Each framework is one module here that defines ``FRAMEWORK``, a :class:`Framewor
 - ``decode(history)``: what the load member returned, as chat-completions dicts again, using the
   framework's own converters wherever it has them;
 - for a store that holds conversations but is driven from outside (a LangGraph checkpointer,
-  under a graph), ``driver(cls)``: the class that drives one as the framework's runtime does,
-  built with the store, whose members ``methods`` names; and ``past_states(session_id)`` where
-  the store keeps past states of a session as history beside the live one (a checkpointer's
-  earlier checkpoints): their ids, so that the keys holding them are not taken for live state;
+  under a graph), ``driver(target)``: the class that drives one as the framework's runtime does,
+  built with the store, whose members ``methods`` names (``target`` is the store's class, or a
+  store built, where the factory is a function: which driver may depend on what it holds); and
+  ``past_states(session_id)`` where the store keeps past states of a session as history beside
+  the live one (a checkpointer's earlier checkpoints): their ids, so that the keys holding them
+  are not taken for live state;
 - for a class of the framework's own whose parameters are not the contract's (a TTL in minutes),
   ``constructor(cls)``: a factory of it taking the contract's parameters.
 - ``serial_sessions``, where the framework runs one call of a session at a time by design: why,
@@ -40,7 +42,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-MODULES = ("langchain", "llama_index", "openai_agents", "langgraph", "agno", "adk")
+MODULES = ("langchain", "llama_index", "openai_agents", "langgraph", "langgraph_agent", "agno", "adk")
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ class Framework:
     encode: Callable[[dict], list]
     decode: Callable[[Any], list[dict]]
     message_type: str | None = None                 # ``module:Class`` of its message objects, if it has its own
-    driver: Callable[[type], type] | None = None    # the class that drives a store of it, for one driven from outside
+    driver: Callable[[Any], type] | None = None     # the class that drives a store (class or built), if from outside
     constructor: Callable[[type], Callable[..., Any]] | None = None   # its own class, built from the contract's
     serial_sessions: str | None = None              # why overlapping appends to one session are outside its design
     raised_append: str | None = None                # why the message of an append that raised may stay or go

@@ -26,6 +26,8 @@ from typing import Any, Callable
 from . import Framework, Methods, built_from_contract, langchain, overrides, subclass_of
 
 BASE = "langgraph.checkpoint.base:BaseCheckpointSaver"
+GRAPH = "langgraph.pregel:Pregel"    # a compiled graph: an agent's (langgraph_agent)
+MODEL_NODES = ("agent", "model")     # the node that calls the model: create_react_agent's, LangChain's create_agent's
 
 
 def _graph(checkpointer: Any) -> Any:
@@ -34,6 +36,22 @@ def _graph(checkpointer: Any) -> Any:
     graph.add_node("remember", lambda state: {})
     graph.add_edge(START, "remember")
     return graph.compile(checkpointer=checkpointer)
+
+
+def _driven(store: Any) -> tuple[Any, Any, list[str] | None]:
+    """The graph an append runs, the checkpointer under it, and the node the run stops before: a
+    checkpointer under the suite's own graph, run to its end; an agent's graph (see
+    :mod:`.langgraph_agent`) under the checkpointer it was compiled with, stopped before its model
+    node, its hooks run."""
+    if not subclass_of(type(store), GRAPH):
+        return _graph(store), store, None
+    return store, store.checkpointer, [next(node for node in MODEL_NODES if node in store.nodes)]
+
+
+def _sent(values: dict) -> list:
+    """What the model is sent from a thread's state: what a pre-model hook gave it
+    (``llm_input_messages``), where one did, else the state's messages."""
+    return values.get("llm_input_messages", values.get("messages", []))
 
 
 def _thread(session_id: str) -> dict:
@@ -52,25 +70,25 @@ def _past(checkpoints: list[str], latest: Any) -> list[str]:
 
 
 class GraphDriver:
-    """A checkpointer under a graph, driven with the sync interface. It keeps the ids of the
-    checkpoints its appends saved, by thread: a shallow checkpointer lists only the latest, and
-    keeps the pending writes of the others until their TTL."""
+    """A checkpointer under a graph (or an agent's graph), driven with the sync interface. It keeps
+    the ids of the checkpoints its appends saved, by thread: a shallow checkpointer lists only the
+    latest, and keeps the pending writes of the others until their TTL."""
 
-    def __init__(self, checkpointer: Any):
-        self.checkpointer = checkpointer
-        self._graph = _graph(checkpointer)
+    def __init__(self, store: Any):
+        self._graph, self.checkpointer, self._stop = _driven(store)
         self._saved: dict[str, list[str]] = {}
-        setup = getattr(checkpointer, "setup", None)
+        setup = getattr(self.checkpointer, "setup", None)
         if callable(setup):
             setup()
 
     def append(self, session_id: str, messages: list) -> None:
         saved = self._saved.setdefault(session_id, [])
-        for step in self._graph.stream({"messages": messages}, _thread(session_id), stream_mode="checkpoints"):
+        for step in self._graph.stream({"messages": messages}, _thread(session_id), stream_mode="checkpoints",
+                                       interrupt_before=self._stop):
             saved.append(_checkpoint_id(step["config"]))
 
     def load(self, session_id: str) -> list:
-        return self._graph.get_state(_thread(session_id)).values.get("messages", [])
+        return _sent(self._graph.get_state(_thread(session_id)).values)
 
     def clear(self, session_id: str) -> None:
         self.checkpointer.delete_thread(session_id)
@@ -85,11 +103,10 @@ class AsyncGraphDriver:
     """A checkpointer under a graph, driven with the async interface, as :class:`GraphDriver` is
     with the sync one."""
 
-    def __init__(self, checkpointer: Any):
-        self.checkpointer = checkpointer
-        self._graph = _graph(checkpointer)
+    def __init__(self, store: Any):
+        self._graph, self.checkpointer, self._stop = _driven(store)
         self._saved: dict[str, list[str]] = {}
-        self._set_up = not callable(getattr(checkpointer, "asetup", None))
+        self._set_up = not callable(getattr(self.checkpointer, "asetup", None))
 
     async def _ready(self) -> Any:
         if not self._set_up:   # on the loop the checkpointer's calls run on, which it keeps
@@ -100,11 +117,11 @@ class AsyncGraphDriver:
     async def append(self, session_id: str, messages: list) -> None:
         saved = self._saved.setdefault(session_id, [])
         async for step in (await self._ready()).astream({"messages": messages}, _thread(session_id),
-                                                         stream_mode="checkpoints"):
+                                                         stream_mode="checkpoints", interrupt_before=self._stop):
             saved.append(_checkpoint_id(step["config"]))
 
     async def load(self, session_id: str) -> list:
-        return (await (await self._ready()).aget_state(_thread(session_id))).values.get("messages", [])
+        return _sent((await (await self._ready()).aget_state(_thread(session_id))).values)
 
     async def clear(self, session_id: str) -> None:
         await self._ready()
@@ -122,8 +139,11 @@ class AsyncGraphDriver:
             await close(None, None, None)
 
 
-def driver(cls: type) -> type:
-    return AsyncGraphDriver if overrides(cls, BASE, "aget_tuple") else GraphDriver
+def driver(target: Any) -> type:
+    """The driver of a checkpointer (a class, or one built): async where it implements the async
+    interface."""
+    return AsyncGraphDriver if overrides(target if isinstance(target, type) else type(target), BASE,
+                                         "aget_tuple") else GraphDriver
 
 
 def constructor(cls: type) -> Callable[..., Any]:

@@ -15,9 +15,15 @@ with warnings.catch_warnings():   # langchain-community warns at import that it 
     warnings.simplefilter("ignore")
     from langchain_classic.memory import ConversationBufferWindowMemory, ConversationTokenBufferMemory
     from langchain_community.chat_message_histories import RedisChatMessageHistory
+from langchain.agents import create_agent
+from langchain.agents.middleware import before_model
 from langchain_core.chat_history import BaseChatMessageHistory
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.messages import convert_to_messages, message_to_dict, messages_from_dict
+from langchain_core.language_models.fake_chat_models import FakeListChatModel, GenericFakeChatModel
+from langchain_core.messages import (RemoveMessage, convert_to_messages, message_to_dict, messages_from_dict,
+                                     trim_messages)
+from langgraph.checkpoint.redis import RedisSaver
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.prebuilt import create_react_agent
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.storage.chat_store.redis import RedisChatStore
@@ -120,6 +126,38 @@ class LlamaIndexMemoryBuffer:
         self.memory(session_id).reset()
 
 
+def never_called_model():
+    """The agents' model: the suite stops an agent's graph before its model node, so it answers nothing."""
+    return GenericFakeChatModel(messages=iter(()))
+
+
+def react_agent_trimming_to_budget(redis_url, max_tokens, count_tokens):
+    """LangGraph's ``create_react_agent`` over a ``RedisSaver``, whose ``pre_model_hook`` sends the model
+    the system prompt and the last messages of the thread that fit ``max_tokens`` beside it, starting on a
+    user message, as LangGraph's short-term memory guide writes it (``trim_messages`` into
+    ``llm_input_messages``)."""
+    def pre_model_hook(state):
+        return {"llm_input_messages": trim_messages(
+            state["messages"], strategy="last", max_tokens=max_tokens, start_on="human", include_system=True,
+            token_counter=lambda messages: sum(count_tokens(message.content) for message in messages))}
+    return create_react_agent(never_called_model(), [], pre_model_hook=pre_model_hook,
+                              checkpointer=RedisSaver(redis_url=redis_url))
+
+
+def agent_trimming_to_window(redis_url, max_messages):
+    """LangChain's ``create_agent`` over a ``RedisSaver``, whose ``before_model`` middleware keeps the
+    system prompt and the last messages of the thread, ``max_messages`` in all, starting on a user
+    message, in the state itself, as
+    LangChain's short-term memory guide writes it (``RemoveMessage(REMOVE_ALL_MESSAGES)``, then those)."""
+    @before_model
+    def keep_window(state, runtime):
+        kept = trim_messages(state["messages"], strategy="last", max_tokens=max_messages, token_counter=len,
+                             start_on="human", include_system=True)
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept]}
+    return create_agent(never_called_model(), [], middleware=[keep_window],
+                        checkpointer=RedisSaver(redis_url=redis_url))
+
+
 class AsyncOnlyHistory(BaseChatMessageHistory):
     """A LangChain chat history that implements only the async methods (over redis.asyncio), as
     LangChain allows: the suite drives it through aadd_messages, aget_messages and aclear."""
@@ -206,6 +244,12 @@ ADK_WHY = ("a bug of the service: it retries its watched transaction on WatchErr
            "closed its connections (redis/redis-py#4252); and each append reads and rewrites the whole session "
            "(tests/verdicts/test_adk.py shows each with ADK alone)")
 
+# LangGraph agents over RedisSaver whose hooks window what the model is sent, as the guides write them
+# (tests.stores.libraries' factories are the applications' code, not adapters); on Redis Stack
+HOOK_AGENT = "tests.stores.libraries:react_agent_trimming_to_budget"
+MIDDLEWARE_AGENT = "tests.stores.libraries:agent_trimming_to_window"
+AGENT_POLICY = ("--window-policy", "start-on-user,keep-system", "--scenario-timeout", "40")
+
 # spec -> (shape, capabilities, conformance level on a real server)
 LIBRARIES = {
     LANGCHAIN: ("LangChain BaseChatMessageHistory: add_message(message)",
@@ -256,6 +300,16 @@ LIBRARY_STORES = (
     *(LibraryStore("langgraph-checkpoint-redis", spec.rpartition(":")[2], spec, ("--scenario-timeout", "40"),
                    why=CHECKPOINTS, may_warn=GROWING, needs_modules=True)
       for spec in (LANGGRAPH, LANGGRAPH_ASYNC, LANGGRAPH_SHALLOW)),
+    LibraryStore("langgraph", "create_react_agent over RedisSaver, its pre_model_hook trimming what the model is sent "
+                 "(trim_messages)", HOOK_AGENT, (*AGENT_POLICY, *WORD_BUDGETS), (),
+                 "a known design: the hook trims what the model is sent (llm_input_messages), never the thread, and "
+                 "every checkpoint holds the whole history, so Redis keeps every message, more than once",
+                 (TOKEN_FOOTPRINT, "test_storage_grows_with_the_messages_kept"), GROWING, needs_modules=True),
+    LibraryStore("langchain", "create_agent over RedisSaver, its before_model middleware trimming the thread "
+                 "(trim_messages, RemoveMessage)", MIDDLEWARE_AGENT, AGENT_POLICY, (),
+                 "a known design: the middleware trims the thread's live state, which stays within the window, but "
+                 "the checkpointer keeps every earlier checkpoint, as the footprint warning says",
+                 (FOOTPRINT,), GROWING, needs_modules=True),
     LibraryStore("agno", "RedisDb", AGNO, (), AGNO_FAILING, AGNO_WHY, may_warn=GROWING),
     LibraryStore("google-adk-redis", "RedisMemorySessionService", ADK, (), ADK_FAILING, ADK_WHY, may_warn=GROWING),
 )
