@@ -16,7 +16,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 
 from memory_regression.frameworks.langgraph import SERIAL
 from memory_regression.outcomes import INDEX_ON_DATABASE_ZERO
-from tests.stores.libraries import LANGGRAPH
+from tests.stores.libraries import AGENT_POLICY, LANGGRAPH, MIDDLEWARE_AGENT
 
 RACE = "test_concurrent_writers_lose_nothing"
 REFRESH = "test_append_refreshes_ttl"
@@ -104,3 +104,17 @@ def test_a_checkpointer_on_a_database_other_than_0_is_told_where_its_index_can_l
                        "-k", "round_trip or fresh_session")
     assert result.exit_code == 2, result.output
     assert result.summary["message"].endswith(INDEX_ON_DATABASE_ZERO), result.summary["message"]
+
+
+def test_an_agent_that_trims_its_thread_is_told_its_past_checkpoints_grow_not_its_window(run_suite, redis_stack):
+    """create_agent with a middleware that rewrites the thread to its window: the session's keys grow
+    past the bound, but the warning says that its live state stayed within it and that what grew is
+    the checkpointer's earlier checkpoints, not a window applied only when reading."""
+    result = run_suite("--store", MIDDLEWARE_AGENT, "--redis", redis_stack.url(), *AGENT_POLICY,
+                       "-k", "storage_stays_within_the_window")
+    assert result.exit_code == 0, result.output
+    warnings = [w["text"] for w in result.summary["warnings"]]
+    past_grows = ("the live state stays within the bound, and what grows is the past states (a LangGraph "
+                  "checkpointer's earlier checkpoints)")
+    assert len(warnings) == 2 and all(past_grows in warning and "trims only when loading" not in warning
+                                      for warning in warnings), warnings
