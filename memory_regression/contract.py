@@ -170,8 +170,8 @@ def contract_summary() -> str:
                       for member in OPTIONAL_MEMBERS.values())
             + "LangChain chat histories, LlamaIndex chat stores, OpenAI Agents sessions, LangGraph\n"
               "checkpointers (driven under a MessagesState graph) and agents' graphs (run up to the model),\n"
-              "Google ADK session services (driven as its runner drives them) and agno databases (driven\n"
-              "as an agent's runs save to them) run as they are.")
+              "Google ADK session services (driven as its runner drives them) and agno databases and agents\n"
+              "(driven as an agent's runs save to them) run as they are.")
 
 
 def contract_parameter(name: str) -> str | None:

@@ -42,7 +42,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-MODULES = ("langchain", "llama_index", "openai_agents", "langgraph", "langgraph_agent", "agno", "adk")
+MODULES = ("langchain", "llama_index", "openai_agents", "langgraph", "langgraph_agent", "agno", "agno_agent", "adk")
 
 
 @dataclass(frozen=True)

@@ -39,28 +39,33 @@ def decode(history: Any) -> list[dict]:
 
 
 class SessionDriver:
-    """An agno database driven as an agent's runs save to it and replay from it."""
+    """An agno database driven as an agent's runs save to it and replay from it: each append one run."""
 
-    def __init__(self, db: Any):
-        self.db = db
+    def __init__(self, db: Any, agent_id: str = AGENT_ID):
+        self.db, self.agent_id = db, agent_id
 
     def _session(self, session_id: str) -> Any:
         from agno.db.base import SessionType
         return self.db.get_session(session_id, SessionType.AGENT)
 
-    def append(self, session_id: str, messages: list) -> None:
-        import time
+    def _run_for(self, session: Any, messages: list) -> Any:
+        """The run that holds ``messages``: a new one."""
         import uuid
 
         from agno.run.agent import RunOutput
         from agno.run.base import RunStatus
+        return RunOutput(run_id=str(uuid.uuid4()), agent_id=self.agent_id, session_id=session.session_id,
+                         status=RunStatus.completed, messages=messages)
+
+    def append(self, session_id: str, messages: list) -> None:
+        import time
+
         from agno.session import AgentSession
         from agno.session._utils import resolve_run_index
 
-        session = self._session(session_id) or AgentSession(session_id=session_id, agent_id=AGENT_ID,
+        session = self._session(session_id) or AgentSession(session_id=session_id, agent_id=self.agent_id,
                                                             session_data={}, created_at=int(time.time()))
-        run = RunOutput(run_id=str(uuid.uuid4()), agent_id=AGENT_ID, session_id=session_id,
-                        status=RunStatus.completed, messages=messages)
+        run = self._run_for(session, messages)
         session.upsert_run(run=run)
         self.db.upsert_session(session)
         self.db.upsert_run(run=run, session_id=session_id, run_index=resolve_run_index(session, run))

@@ -15,6 +15,8 @@ with warnings.catch_warnings():   # langchain-community warns at import that it 
     warnings.simplefilter("ignore")
     from langchain_classic.memory import ConversationBufferWindowMemory, ConversationTokenBufferMemory
     from langchain_community.chat_message_histories import RedisChatMessageHistory
+from agno.agent import Agent
+from agno.db.redis import RedisDb
 from langchain.agents import create_agent
 from langchain.agents.middleware import before_model
 from langchain_core.chat_history import BaseChatMessageHistory
@@ -158,6 +160,19 @@ def agent_trimming_to_window(redis_url, max_messages):
                         checkpointer=RedisSaver(redis_url=redis_url))
 
 
+def agno_agent_replaying_messages(redis_url, namespace, ttl, max_messages):
+    """An agno ``Agent`` over a ``RedisDb`` that replays the last ``max_messages`` messages of the session
+    (``num_history_messages``); no model, which the suite never calls."""
+    return Agent(db=RedisDb(db_url=redis_url, db_prefix=namespace, expire=ttl), add_history_to_context=True,
+                 num_history_messages=max_messages)
+
+
+def agno_agent_replaying_runs(redis_url, namespace, ttl, max_messages):
+    """The same agent replaying the last ``max_messages`` runs (``num_history_runs``): exchanges, not messages."""
+    return Agent(db=RedisDb(db_url=redis_url, db_prefix=namespace, expire=ttl), add_history_to_context=True,
+                 num_history_runs=max_messages)
+
+
 class AsyncOnlyHistory(BaseChatMessageHistory):
     """A LangChain chat history that implements only the async methods (over redis.asyncio), as
     LangChain allows: the suite drives it through aadd_messages, aget_messages and aclear."""
@@ -250,6 +265,14 @@ HOOK_AGENT = "tests.stores.libraries:react_agent_trimming_to_budget"
 MIDDLEWARE_AGENT = "tests.stores.libraries:agent_trimming_to_window"
 AGENT_POLICY = ("--window-policy", "start-on-user,keep-system", "--scenario-timeout", "40")
 
+# agno agents over RedisDb, windowing what they replay; run without the groups that judge the database alone
+# (the RedisDb row's), so that what they add, the window, is what their rows show
+AGNO_MESSAGES = "tests.stores.libraries:agno_agent_replaying_messages"
+AGNO_RUNS = "tests.stores.libraries:agno_agent_replaying_runs"
+AGENT_ONLY = ("-k", "not expiry and not ttl and not faults and not memory_pressure and not restart")
+REPLAY_WINDOW = ("a known design: the agent windows what it replays, never the database, which keeps every message of "
+                 "the session")
+
 # spec -> (shape, capabilities, conformance level on a real server)
 LIBRARIES = {
     LANGCHAIN: ("LangChain BaseChatMessageHistory: add_message(message)",
@@ -311,5 +334,13 @@ LIBRARY_STORES = (
                  "the checkpointer keeps every earlier checkpoint, as the footprint warning says",
                  (FOOTPRINT,), GROWING, needs_modules=True),
     LibraryStore("agno", "RedisDb", AGNO, (), AGNO_FAILING, AGNO_WHY, may_warn=GROWING),
+    LibraryStore("agno", "Agent(num_history_messages=N) over RedisDb (without the groups that judge the database "
+                 "alone: the RedisDb row's)", AGNO_MESSAGES, AGENT_ONLY, (), REPLAY_WINDOW, (FOOTPRINT,), GROWING),
+    LibraryStore("agno", "Agent(num_history_runs=N) over RedisDb (without the groups that judge the database alone)",
+                 AGNO_RUNS, AGENT_ONLY,
+                 ("test_count_window_keeps_last_n", "test_random_operations_match_the_model",
+                  "test_window_leaves_no_orphaned_tool_result"),
+                 "a contract mismatch: num_history_runs counts runs, each a user message and what follows it, so N "
+                 "runs keep up to 2N messages; and " + REPLAY_WINDOW, (FOOTPRINT,), GROWING),
     LibraryStore("google-adk-redis", "RedisMemorySessionService", ADK, (), ADK_FAILING, ADK_WHY, may_warn=GROWING),
 )

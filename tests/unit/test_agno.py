@@ -2,8 +2,11 @@
 by their base class, built from the contract's redis_url, namespace and ttl (its db_url, db_prefix
 and expire), driven as an agent's runs save and replay, with agno's own Message objects; a session
 keeps one system prompt by design. The driver runs here on agno's own in-memory database; RedisDb's
-runs are tests/verdicts/test_agno.py's."""
+runs are tests/verdicts/test_agno.py's. An agent over a database (memory_regression/frameworks/agno_agent.py)
+groups messages into runs as its runs do and replays by its own settings, here over a RedisDb (agno's
+in-memory database keeps no runs of their own)."""
 
+import pytest
 from agno.db.in_memory import InMemoryDb
 from agno.models.message import Message as AgnoMessage
 
@@ -11,8 +14,10 @@ import agno.db.redis  # noqa: F401  (the framework is recognised only once impor
 from memory_regression.adapter import StoreAdapter
 from memory_regression.binding import AppendForm
 from memory_regression.capabilities import Capability, detect
-from memory_regression.contract import Message
+from memory_regression.contract import Message, UsageError
 from memory_regression.frameworks.agno import ONE_SYSTEM_PROMPT, SessionDriver, decode, encode
+from memory_regression.frameworks.agno_agent import AgentDriver
+from memory_regression.frameworks.agno_agent import driver as agent_driver
 from tests.stores.libraries import AGNO
 from tests.unit.test_frameworks import bound
 
@@ -68,3 +73,46 @@ def test_the_round_trip_expects_what_the_rule_keeps_and_names_the_rule():
                                               f"by the agno database's own rule: {ONE_SYSTEM_PROMPT.text}"])
     plain = StoreAdapter(bound("tests.stores.correct:ListStore"), build=lambda session_id: None, run=None)
     assert plain.kept_by_design(appended) == (appended, [])
+
+
+def agent_on(server, **history):
+    from agno.agent import Agent
+    from agno.db.redis import RedisDb
+    return Agent(db=RedisDb(db_url=server.url(), db_prefix="unit"), add_history_to_context=True, **history)
+
+
+CONVERSATION = [Message("system", "be brief"), Message("user", "u1"), Message("assistant", "a1"),
+                Message("user", "u2"), Message("assistant", "a2"), Message("tool", "t2"), Message("user", "u3")]
+
+
+def replay(agent, appended):
+    driver = AgentDriver(agent)
+    for message in appended:
+        driver.append("s", encode(message.as_dict()))
+    return driver, [m.content for m in driver.load("s")]
+
+
+def test_an_agents_runs_are_a_user_message_and_what_follows_it(redis_server):
+    driver, _ = replay(agent_on(redis_server), CONVERSATION)
+    session = driver.db.get_session("s", None)
+    assert [[m.content for m in run.messages] for run in session.runs] == [["be brief"], ["u1", "a1"],
+                                                                            ["u2", "a2", "t2"], ["u3"]]
+
+
+def test_a_load_is_what_the_agent_replays_by_its_own_settings(redis_server):
+    """No stored system message; the last N messages (a tool result left first dropped), or the last N
+    runs."""
+    assert replay(agent_on(redis_server, num_history_messages=100), CONVERSATION)[1] == [
+        "u1", "a1", "u2", "a2", "t2", "u3"]
+    assert replay(agent_on(redis_server, num_history_messages=2), CONVERSATION)[1] == ["u3"]
+    assert replay(agent_on(redis_server, num_history_runs=2), CONVERSATION)[1] == ["u2", "a2", "t2", "u3"]
+
+
+def test_an_agent_the_suite_cannot_drive_is_told_what_to_fix(redis_server):
+    from agno.agent import Agent
+    with pytest.raises(UsageError, match="has no database"):
+        agent_driver(Agent())
+    with pytest.raises(UsageError, match="add_history_to_context=True"):
+        agent_driver(Agent(db=agent_on(redis_server).db))
+    with pytest.raises(UsageError, match="remove the factory's return annotation"):
+        agent_driver(Agent)
