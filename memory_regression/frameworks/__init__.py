@@ -42,6 +42,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..contract import UsageError
+
 MODULES = ("langchain", "llama_index", "openai_agents", "langgraph", "langgraph_agent", "agno", "agno_agent", "adk")
 
 
@@ -108,6 +110,19 @@ def built_from_contract(cls: type, names: dict[str, str], convert: dict[str, Cal
     build.__signature__ = inspect.Signature(   # type: ignore[attr-defined]
         [inspect.Parameter(contract, inspect.Parameter.KEYWORD_ONLY) for contract in own], return_annotation=cls)
     return build
+
+
+def agent_memory(target: Any, agent: str, member: str, base: str, fix: str) -> Any:
+    """The memory of an agent its factory built (``target.member``, a ``base``), which says how to
+    drive the agent, or a usage error saying what to fix: ``agent`` names the kind of agent, ``fix``
+    how to build one with a memory."""
+    if isinstance(target, type):
+        raise UsageError(f"{agent} is bound from the agent its factory returns, whose {member} says how to drive it: "
+                         "remove the factory's return annotation")
+    memory = getattr(target, member, None)
+    if not subclass_of(type(memory), base):
+        raise UsageError(f"the agent has no {member}, so it keeps no conversation: build it with one ({fix})")
+    return memory
 
 
 def framework_of_messages(history: Any) -> Framework | None:

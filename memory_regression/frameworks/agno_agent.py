@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..contract import UsageError
-from . import Framework, HistoryRule, Methods, agno, subclass_of
+from . import Framework, HistoryRule, Methods, agent_memory, agno, subclass_of
 
 BASE = "agno.agent.agent:Agent"
 NOT_REPLAYED_ROLES = ("user", "assistant", "tool")   # a system_message_role of these is replayed as history
@@ -51,12 +51,8 @@ class AgentDriver(agno.SessionDriver):
 
 def driver(target: Any) -> type:
     """The agent's driver, for an agent built by the factory with a database it adds to its context."""
-    if isinstance(target, type):
-        raise UsageError("an agno agent is bound from the agent its factory returns, whose database and history "
-                         "settings say what it remembers: remove the factory's return annotation")
-    if not subclass_of(type(target.db), agno.BASE):
-        raise UsageError("the agent has no database, so it keeps no conversation: build it with one "
-                         "(Agent(db=RedisDb(db_url=redis_url), add_history_to_context=True))")
+    agent_memory(target, "an agno agent", "db", agno.BASE,
+                 "Agent(db=RedisDb(db_url=redis_url), add_history_to_context=True)")
     if not target.add_history_to_context:
         raise UsageError("the agent sends the model no history (add_history_to_context=False), so it has no memory "
                          "to test: build it with add_history_to_context=True")

@@ -18,22 +18,18 @@ from __future__ import annotations
 from typing import Any
 
 from ..contract import UsageError
-from . import Framework, Methods, langchain, langgraph, subclass_of
+from . import Framework, Methods, agent_memory, langchain, langgraph, subclass_of
 
 
 def driver(target: Any) -> type:
     """The driver of an agent's graph, as its checkpointer's is: a graph built by the factory, with
     a checkpointer and a model node, or what to fix."""
-    if isinstance(target, type):
-        raise UsageError("a LangGraph agent is bound from the graph its factory returns, whose checkpointer says how "
-                         "to drive it: remove the factory's return annotation")
-    if not subclass_of(type(target.checkpointer), langgraph.BASE):
-        raise UsageError("the agent's graph has no checkpointer, so it keeps no conversation: compile it with one "
-                         "(create_react_agent(..., checkpointer=RedisSaver(redis_url)))")
+    checkpointer = agent_memory(target, "a LangGraph agent", "checkpointer", langgraph.BASE,
+                                "create_react_agent(..., checkpointer=RedisSaver(redis_url=redis_url))")
     if not any(node in target.nodes for node in langgraph.MODEL_NODES):
         raise UsageError(f"the agent's graph has no model node ({' or '.join(langgraph.MODEL_NODES)}), so the suite "
                          "cannot stop it before the model: build it with create_react_agent or create_agent")
-    return langgraph.driver(target.checkpointer)
+    return langgraph.driver(checkpointer)
 
 
 FRAMEWORK = Framework("LangGraph agent", per_session=False,

@@ -110,7 +110,7 @@ def test_a_load_is_what_the_agent_replays_by_its_own_settings(redis_server):
 
 def test_an_agent_the_suite_cannot_drive_is_told_what_to_fix(redis_server):
     from agno.agent import Agent
-    with pytest.raises(UsageError, match="has no database"):
+    with pytest.raises(UsageError, match="has no db"):
         agent_driver(Agent())
     with pytest.raises(UsageError, match="add_history_to_context=True"):
         agent_driver(Agent(db=agent_on(redis_server).db))

@@ -62,7 +62,7 @@ def test_a_middleware_that_rewrites_the_state_is_what_a_load_gives():
 
 
 def test_a_graph_the_suite_cannot_drive_is_told_what_to_fix():
-    with pytest.raises(UsageError, match="has no checkpointer"):
+    with pytest.raises(UsageError, match="the agent has no checkpointer"):
         driver(create_react_agent(never_called_model(), []))
     plain = StateGraph(MessagesState)
     plain.add_node("remember", lambda state: {})
