@@ -259,17 +259,20 @@ ADK_WHY = ("a bug of the service: it retries its watched transaction on WatchErr
            "closed its connections (redis/redis-py#4252); and each append reads and rewrites the whole session "
            "(tests/verdicts/test_adk.py shows each with ADK alone)")
 
+# the agents over those stores run without the groups that judge the store under them alone (its own row's),
+# so that what an agent adds, the window of what it sends the model, is what its row shows
+AGENT_ONLY = ("-k", "not expiry and not ttl and not faults and not memory_pressure and not restart")
+WITHOUT_STORE_GROUPS = "without the groups that judge the {} alone: its own row's"
+
 # LangGraph agents over RedisSaver whose hooks window what the model is sent, as the guides write them
 # (tests.stores.libraries' factories are the applications' code, not adapters); on Redis Stack
 HOOK_AGENT = "tests.stores.libraries:react_agent_trimming_to_budget"
 MIDDLEWARE_AGENT = "tests.stores.libraries:agent_trimming_to_window"
 AGENT_POLICY = ("--window-policy", "start-on-user,keep-system", "--scenario-timeout", "40")
 
-# agno agents over RedisDb, windowing what they replay; run without the groups that judge the database alone
-# (the RedisDb row's), so that what they add, the window, is what their rows show
+# agno agents over RedisDb, windowing what they replay
 AGNO_MESSAGES = "tests.stores.libraries:agno_agent_replaying_messages"
 AGNO_RUNS = "tests.stores.libraries:agno_agent_replaying_runs"
-AGENT_ONLY = ("-k", "not expiry and not ttl and not faults and not memory_pressure and not restart")
 REPLAY_WINDOW = ("a known design: the agent windows what it replays, never the database, which keeps every message of "
                  "the session")
 
@@ -324,19 +327,21 @@ LIBRARY_STORES = (
                    why=CHECKPOINTS, may_warn=GROWING, needs_modules=True)
       for spec in (LANGGRAPH, LANGGRAPH_ASYNC, LANGGRAPH_SHALLOW)),
     LibraryStore("langgraph", "create_react_agent over RedisSaver, its pre_model_hook trimming what the model is sent "
-                 "(trim_messages)", HOOK_AGENT, (*AGENT_POLICY, *WORD_BUDGETS), (),
+                 f"(trim_messages; {WITHOUT_STORE_GROUPS.format('checkpointer')})", HOOK_AGENT,
+                 (*AGENT_POLICY, *WORD_BUDGETS, *AGENT_ONLY), (),
                  "a known design: the hook trims what the model is sent (llm_input_messages), never the thread, and "
                  "every checkpoint holds the whole history, so Redis keeps every message, more than once",
                  (TOKEN_FOOTPRINT, "test_storage_grows_with_the_messages_kept"), GROWING, needs_modules=True),
     LibraryStore("langchain", "create_agent over RedisSaver, its before_model middleware trimming the thread "
-                 "(trim_messages, RemoveMessage)", MIDDLEWARE_AGENT, AGENT_POLICY, (),
+                 f"(trim_messages, RemoveMessage; {WITHOUT_STORE_GROUPS.format('checkpointer')})", MIDDLEWARE_AGENT,
+                 (*AGENT_POLICY, *AGENT_ONLY), (),
                  "a known design: the middleware trims the thread's live state, which stays within the window, but "
                  "the checkpointer keeps every earlier checkpoint, as the footprint warning says",
                  (FOOTPRINT,), GROWING, needs_modules=True),
     LibraryStore("agno", "RedisDb", AGNO, (), AGNO_FAILING, AGNO_WHY, may_warn=GROWING),
-    LibraryStore("agno", "Agent(num_history_messages=N) over RedisDb (without the groups that judge the database "
-                 "alone: the RedisDb row's)", AGNO_MESSAGES, AGENT_ONLY, (), REPLAY_WINDOW, (FOOTPRINT,), GROWING),
-    LibraryStore("agno", "Agent(num_history_runs=N) over RedisDb (without the groups that judge the database alone)",
+    LibraryStore("agno", f"Agent(num_history_messages=N) over RedisDb ({WITHOUT_STORE_GROUPS.format('database')})",
+                 AGNO_MESSAGES, AGENT_ONLY, (), REPLAY_WINDOW, (FOOTPRINT,), GROWING),
+    LibraryStore("agno", f"Agent(num_history_runs=N) over RedisDb ({WITHOUT_STORE_GROUPS.format('database')})",
                  AGNO_RUNS, AGENT_ONLY,
                  ("test_count_window_keeps_last_n", "test_random_operations_match_the_model",
                   "test_window_leaves_no_orphaned_tool_result"),
