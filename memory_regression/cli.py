@@ -219,6 +219,7 @@ class Runner:
         """Everything up to the end of the pytest session; an exit status when there is nothing to
         run (--help, --version, no arguments at all)."""
         from . import github, reports
+        from .baseline import load_baseline
         from .contract import UsageError, contract_summary
         from .credentials import withdraw
         from .spec_check import check_spec
@@ -289,6 +290,8 @@ class Runner:
             if fail_on_failure not in ("true", "false"):
                 raise UsageError(f"--fail-on-failure {values['fail_on_failure']!r}: use true or false")
             self.fail_on_failure = fail_on_failure == "true"
+            baseline = ((values["baseline"], load_baseline(self.workdir / values["baseline"], values["baseline"]))
+                        if values["baseline"] else None)
             requirements = pip_arguments(values["requirements"], self.workdir) if values["requirements"] else None
         except UsageError as exc:
             self.stopped = (Status.USAGE_ERROR, str(exc))
@@ -308,7 +311,7 @@ class Runner:
         INTERRUPTS.check()
         self.run = SuiteRun(settings, listing=self.listing, phrase=self.phrase, secrets=self.credentials,
                             source_root=github.workspace_dir(self.environ), owns_process=True,
-                            run_timeout=run_timeout)
+                            run_timeout=run_timeout, baseline=baseline)
         suite = suite_directory()
         # only the plugins the suite uses, in the runner and its workers: other pytest plugins the
         # environment has (and their start-up time) stay out of the scenarios

@@ -137,6 +137,11 @@ def outputs(summary: RunSummary, workspace: Path) -> dict[str, str]:
     values["warnings"] = str(len(summary.warnings()))
     values["conformance-level"] = summary.conformance_level
     values["engine-differences"] = str(len(summary.engine_differences()))
+    # with --baseline, what the comparison counts; empty without one, or with one of another store or server
+    compared = summary.comparison if summary.comparison and summary.comparison["compared"] else None
+    values["regressions"] = str(compared["regressions"]) if compared else ""
+    values["new-failures"] = str(len(compared["newly_failing"])) if compared else ""
+    values["fixed"] = str(len(compared["fixed"])) if compared else ""
     values["junit-path"] = relative_path(summary.report_files.get("junit"), workspace) or ""
     values["html-path"] = relative_path(summary.report_files.get("html"), workspace) or ""
     return values

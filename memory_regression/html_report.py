@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from . import baseline
 from .groups import describe_groups
 from .diagnosis import Listing
 from .reference import messages
@@ -90,6 +91,12 @@ def html_summary(summary: RunSummary) -> list[str]:
                          + "".join(_cell(cells.get(c), bool(summary.engines)) for c in columns) + "</tr>")
         parts += ["</table>", _legend(columns, summary)]
     parts += figures_html(summary)
+    if summary.comparison is not None:
+        parts.append(f"<div class='memory-comparison'><p><b>{html.escape(baseline.headline(summary.comparison))}</b>"
+                     "</p><ul>" + "".join(f"<li><b>{html.escape(words)}</b> ({len(items)}): "
+                                         + ", ".join(html.escape(item) for item in items) + "</li>"
+                                         for words, items in baseline.sections(summary.comparison))
+                     + "</ul></div>")
     warnings = summary.warnings()
     if warnings:
         parts.append("<p><b>Warnings</b> (costs and transient effects, not lost memory: they fail only with "

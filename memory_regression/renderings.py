@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import re
 
+from . import baseline
 from .capabilities import REGISTRY
 from .groups import describe_groups
 from .figures import KINDS, NO_POINT
@@ -121,6 +122,12 @@ def render_markdown(summary: RunSummary) -> str:
                       else OUTCOME_MARK[cells[c]]) for c in columns]
             lines.append(f"| {group} | `{scenario}` | " + " | ".join(marks) + " |")
     lines += render_figures_markdown(summary)
+    if summary.comparison is not None:
+        lines += ["", f"### {_md_escape(baseline.headline(summary.comparison))}", ""]
+        lines += [f"- **{words}** ({len(items)}): " + ", ".join(f"`{_visible(item).replace('`', '')}`"
+                                                                 for item in items[:FINDINGS_SHOWN])
+                  + (f" ... {len(items) - FINDINGS_SHOWN} more in summary.json" if len(items) > FINDINGS_SHOWN else "")
+                  for words, items in baseline.sections(summary.comparison)]
     if summary.leftovers:
         lines += ["", "**Processes the store left running after the run** (killed): "
                   + ", ".join(f"`{_visible(text).replace('`', '')}`" for text in summary.leftovers)]
@@ -236,6 +243,10 @@ def render_terminal(summary: RunSummary) -> str:
     lines += [f"  warning ({w['guarantee']}) {w['nodeid']}: {w['text']}" for w in summary.warnings()[:FINDINGS_SHOWN]]
     lines += [f"  finding {nodeid}: {text}" for nodeid, text in summary.findings()[:FINDINGS_SHOWN]]
     lines += render_figures_terminal(summary)
+    if summary.comparison is not None:
+        lines.append(baseline.headline(summary.comparison))
+        lines += [f"  {words}: {', '.join(items[:FINDINGS_SHOWN])}" + (" ..." if len(items) > FINDINGS_SHOWN else "")
+                  for words, items in baseline.sections(summary.comparison)]
     for name, path in summary.report_files.items():
         lines.append(f"{name}: {path}")
     return _visible("\n".join(lines))

@@ -132,6 +132,7 @@ class RunSummary:
     leftovers: list[str] = field(default_factory=list)
     duration_s: float = 0.0
     report_files: dict[str, str] = field(default_factory=dict)
+    comparison: dict[str, Any] | None = None   # how the run differs from --baseline's (baseline.Comparison)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -242,6 +243,8 @@ class RunSummary:
                                                        for g, s, c in rows]}
         data["failures"] = [r for r in data["results"] if r["outcome"] in ("failed", "error")]
         data["warnings"] = self.warnings()
+        if self.comparison is None:   # a run without --baseline: its summary stays as it was
+            del data["comparison"]
         if self.engines:   # a single engine's summary stays as it was
             data["engine_differences"] = self.engine_differences()
         else:

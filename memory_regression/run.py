@@ -24,6 +24,7 @@ import pytest
 from . import html_report, renderings, reports
 from .backend import BackendError, BackendUsageError
 from .engines import Engines, open_engines
+from .baseline import compare
 from .capabilities import Capability, Guarantee, conformance_level
 from .interrupts import INTERRUPTS
 from .leftovers import become_subreaper, children, end_leftovers
@@ -48,8 +49,10 @@ WORKER_INPUT = "memory_regression"
 class SuiteRun:
     def __init__(self, settings: Settings, listing: bool = False,
                  phrase: Callable[[str], str] = lambda text: text, source_root: Path | None = None,
-                 owns_process: bool = False, run_timeout: float | None = None, secrets: list[str] | None = None):
+                 owns_process: bool = False, run_timeout: float | None = None, secrets: list[str] | None = None,
+                 baseline: tuple[str, dict] | None = None):
         self.settings = settings
+        self.baseline = baseline    # --baseline: the file as given, and the summary it holds
         self.secrets = list(secrets or [])   # redacted besides the servers' passwords (the CI tokens, .credentials)
         # the runner's own process (entrypoint), not a pytest session of the user's (the plugin): only
         # then are its children, past its servers, the store's leftovers (:mod:`.leftovers`)
@@ -381,6 +384,8 @@ class SuiteRun:
              for r in ran])
         summary.status, summary.message = self._verdict(session, exitstatus)
         summary.duration_s = round(time.monotonic() - self.started, 3)
+        if self.baseline is not None and summary.results:
+            summary.comparison = compare(summary.to_json(), self.baseline[1], self.baseline[0]).to_json()
         self.judged = True
 
     def _verdict(self, session: pytest.Session | None, exitstatus: int) -> tuple[Status, str | None]:

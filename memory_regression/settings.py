@@ -100,6 +100,9 @@ OPTIONS: tuple[Option, ...] = (
            "relative to it)", "DIR", runner_only=True),
     Option("--run-timeout", "3600", "seconds the whole run may take: past it the workers are stopped and the "
            "reports written, saying \"did not finish\" (exit 1)", "SECONDS", runner_only=True),
+    Option("--baseline", None, "the summary.json of an earlier run (the base branch's) to compare this run "
+           "with: every report then says which scenarios newly fail or pass, and what the conformance level and "
+           "the warnings lost or gained", "FILE", runner_only=True),
     Option("--fail-on-failure", "true", "false: exit 0 when scenarios fail (usage and Redis errors "
            "still exit 2 and 3)", "true|false", runner_only=True),
 )

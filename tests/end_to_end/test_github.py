@@ -71,7 +71,7 @@ def test_a_newline_in_the_report_dir_input_adds_no_output(run_suite, tmp_path):
     assert result.exit_code == 0, result.output
     outputs = read_outputs(tmp_path / "out")
     assert set(outputs) == {"total", "passed", "failed", "skipped", "errors", "warnings", "conformance-level",
-                            "engine-differences", "junit-path", "html-path"}
+                            "engine-differences", "regressions", "new-failures", "fixed", "junit-path", "html-path"}
     assert outputs["junit-path"] == f"{report_dir}/junit.xml"
 
 
