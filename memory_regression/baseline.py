@@ -22,7 +22,7 @@ FAILING = ("failed", "error")
 # what must be alike for two runs' verdicts to be comparable at all, and what only narrows the cases compared
 SAME_STORE = (("store", "the store"), ("backend", "the Redis server"))   # the server: its kind and version
 SAME_CASES = (("window_sizes", "the window sizes"), ("window_policy", "the window policy"),
-              ("profiles", "the model profiles"))
+              ("profiles", "the model profiles"), ("groups", "the scenario groups"))
 
 
 @dataclass
@@ -40,6 +40,7 @@ class Comparison:
     added: list[str] = field(default_factory=list)           # in this run, not in the baseline
     lost: list[str] = field(default_factory=list)            # capabilities and guarantees the level no longer holds
     gained: list[str] = field(default_factory=list)          # ... and those it holds now
+    not_judged: list[str] = field(default_factory=list)      # those it lacks now, none of their scenarios run
     warnings_new: list[str] = field(default_factory=list)
     warnings_gone: list[str] = field(default_factory=list)
 
@@ -102,6 +103,15 @@ def _warnings(summary: dict[str, Any], cases: set[str]) -> list[str]:
             if warning["nodeid"] in cases]
 
 
+def _judged(summary: dict[str, Any], word: str) -> bool:
+    """Whether a scenario that judges ``word`` of the conformance level (a capability it requires,
+    core for one that requires none, a guarantee it checks) ran in ``summary``'s run; async is
+    judged by every scenario that ran."""
+    ran = [result for result in summary.get("results", []) if result["outcome"] != "skipped"]
+    return any(word == "async" or word in result.get("requires", []) or word in result.get("guarantees", [])
+               or (word == "core" and not result.get("requires")) for result in ran)
+
+
 def compare(current: dict[str, Any], baseline: dict[str, Any], given: str) -> Comparison:
     """How ``current`` (a summary's JSON) differs from ``baseline`` (an earlier one, from ``given``)."""
     comparison = Comparison(given)
@@ -125,7 +135,9 @@ def compare(current: dict[str, Any], baseline: dict[str, Any], given: str) -> Co
             comparison.newly_skipped.append(case)
     comparison.gone = [case for case in before if case not in now]
     level_now, level_before = _level(current), _level(baseline)
-    comparison.lost = [word for word in level_before if word not in level_now]
+    missing = [word for word in level_before if word not in level_now]
+    comparison.lost = [word for word in missing if _judged(current, word)]
+    comparison.not_judged = [word for word in missing if not _judged(current, word)]
     comparison.gained = [word for word in level_now if word not in level_before]
     shared = ({result["nodeid"] for result in current.get("results", [])}
               & {result["nodeid"] for result in baseline["results"]})
@@ -140,6 +152,7 @@ def compare(current: dict[str, Any], baseline: dict[str, Any], given: str) -> Co
 SECTIONS = (("newly_failing", "newly failing"), ("lost", "lost from the conformance level"),
             ("warnings_new", "new warnings"), ("fixed", "fixed"), ("gained", "gained in the conformance level"),
             ("warnings_gone", "warnings gone"), ("newly_skipped", "newly skipped"),
+            ("not_judged", "not in the conformance level, none of their scenarios run now"),
             ("gone", "in the baseline, not run now"), ("added", "run now, not in the baseline"))
 
 
