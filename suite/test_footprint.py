@@ -58,9 +58,9 @@ def token_messages(stores, profile) -> tuple[list[Message], int]:
 SESSION = "footprint"
 
 
-def measured(keyspace, store, messages: list[Message], name: str) -> tuple[dict, int]:
+def measured(keyspace, store, messages: list[Message], name: str) -> tuple[dict, dict[str, int]]:
     """Append ``messages`` to one session and measure its keys: the figures (bytes per message
-    against the content's size) and the bytes stored."""
+    against the content's size) and the bytes each key holds."""
     for message in messages:
         store.add(SESSION, message)
     used = keyspace.bytes_used()
@@ -71,15 +71,15 @@ def measured(keyspace, store, messages: list[Message], name: str) -> tuple[dict,
     content = sum(len(m.content.encode()) for m in messages) / len(messages)
     return {"window": name, "messages": len(messages), "keys": len(used), "bytes": size,
             "bytes_per_message": round(size / len(messages), 1), "content_bytes_per_message": round(content, 1),
-            "overhead_ratio": round(size / len(messages) / content, 2)}, size
+            "overhead_ratio": round(size / len(messages) / content, 2)}, used
 
 
-def in_past_states(keyspace, store) -> int:
-    """The bytes of the session's keys that hold its past states, which the store keeps as history
-    beside what a load reads (a LangGraph checkpointer's earlier checkpoints, as its ``past_states``
-    names them)."""
+def in_past_states(used: dict[str, int], store) -> int:
+    """Of ``used`` (bytes by key), those in the keys of the session's past states, which the store
+    keeps as history beside what a load reads (a LangGraph checkpointer's earlier checkpoints, as its
+    ``past_states`` names them)."""
     past = store.past_states(SESSION)
-    return sum(size for key, size in keyspace.bytes_used().items() if any(state in key for state in past))
+    return sum(size for key, size in used.items() if any(state in key for state in past))
 
 
 def check_growth(keyspace, findings, store, messages: list[Message], first: int, name: str, bound: float,
@@ -88,18 +88,19 @@ def check_growth(keyspace, findings, store, messages: list[Message], first: int,
     session may then take at most ``bound`` times what it took at first; else warn (bounded-storage)
     with the growth seen and ``diagnosis`` (what the store does wrong, and how to fix it), unless
     its live state stayed within the bound and what grew is the past states it keeps: then that."""
-    figures, size = measured(keyspace, store, messages[:first], name)
-    past_first = in_past_states(keyspace, store)
+    figures, used = measured(keyspace, store, messages[:first], name)
+    size, past_first = sum(used.values()), in_past_states(used, store)
     for message in messages[first:]:
         store.add(SESSION, message)
-    after = sum(keyspace.bytes_used().values())
+    used = keyspace.bytes_used()
+    after = sum(used.values())
     growth = after / size
     bounded = growth <= bound
     findings.measure("footprint", {**figures, "appends_after": len(messages), "bytes_after": after,
                                    "growth": round(growth, 2), "bound": bound, "bounded": bounded})
     if bounded:
         return
-    past = in_past_states(keyspace, store)
+    past = in_past_states(used, store)
     if past:
         live_growth = (after - past) / max(size - past_first, 1)
         diagnosis = (f"(at most {bound}× is allowed), {kb(past)} of it in keys of the session's past states, which "
