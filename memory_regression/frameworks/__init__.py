@@ -97,15 +97,16 @@ def overrides(cls: type, base: str, name: str) -> bool:
 def built_from_contract(cls: type, names: dict[str, str], convert: dict[str, Callable[[Any], Any]] | None = None,
                         fixed: dict[str, Any] | None = None) -> Callable[..., Any]:
     """A factory of ``cls`` taking the contract's parameters ``names`` maps to its own (those of them
-    ``cls`` takes), each value converted by ``convert`` where it names one, and ``fixed`` as they are:
-    what binds as the store."""
+    ``cls`` takes), each value converted by ``convert`` where it names one, and ``fixed`` as they are
+    (those ``cls`` takes): what binds as the store."""
     taken = inspect.signature(cls).parameters
     own = {contract: name for contract, name in names.items() if name in taken}
     convert = convert or {}
+    fixed = {name: value for name, value in (fixed or {}).items() if name in taken}
 
     def build(**values: Any) -> Any:
         return cls(**{own[contract]: convert.get(contract, lambda value: value)(value)
-                      for contract, value in values.items()}, **(fixed or {}))
+                      for contract, value in values.items()}, **fixed)
 
     build.__signature__ = inspect.Signature(   # type: ignore[attr-defined]
         [inspect.Parameter(contract, inspect.Parameter.KEYWORD_ONLY) for contract in own], return_annotation=cls)

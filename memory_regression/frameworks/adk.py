@@ -22,7 +22,6 @@ from the contract's ``redis_url`` and ``ttl``, as its ``uri`` and ``expire``.
 
 from __future__ import annotations
 
-import inspect
 import json
 from typing import Any
 
@@ -111,5 +110,4 @@ FRAMEWORK = Framework("Google ADK session service", per_session=False, matches=l
                       methods=lambda cls: Methods("append", "load", "clear", append_takes_list=True),
                       encode=encode, decode=decode, driver=lambda cls: SessionServiceDriver,
                       constructor=lambda cls: built_from_contract(cls, {"redis_url": "uri", "ttl": "expire"},
-                                                                  fixed=SHARE_CACHE if "share_cache" in
-                                                                  inspect.signature(cls).parameters else None))
+                                                                  fixed=SHARE_CACHE))
