@@ -156,8 +156,9 @@ class StoreAdapter:
         it was, and why."""
         rule, given_back = self.binding.history_rule, self.stored_form(list(appended))
         notes = []
-        recast = Counter((sent.role, back.role) for sent, back in zip(appended, given_back) if sent.role != back.role)
-        if recast and len(given_back) == len(appended):
+        recast = Counter((sent.role, back.role) for sent, back in zip(appended, given_back)
+                         if sent.role != back.role) if len(given_back) == len(appended) else Counter()
+        if recast:
             notes.append(f"{sum(recast.values())} of the {len(appended)} messages appended are expected back with "
                          f"another role, as the {self.binding.framework}'s messages carry them: "
                          + ", ".join(f"{sent} as {back}" for sent, back in recast))
