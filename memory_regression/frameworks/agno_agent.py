@@ -21,7 +21,7 @@ from ..contract import UsageError
 from . import Framework, HistoryRule, Methods, agent_memory, agno, subclass_of
 
 BASE = "agno.agent.agent:Agent"
-NOT_REPLAYED_ROLES = ("user", "assistant", "tool")   # a system_message_role of these is replayed as history
+CONVERSATION_ROLES = ("user", "assistant", "tool")   # a system_message_role among these is replayed as history
 
 
 class AgentDriver(agno.SessionDriver):
@@ -46,7 +46,7 @@ class AgentDriver(agno.SessionDriver):
             return []
         role = self.agent.system_message_role
         return session.get_messages(last_n_runs=self.agent.num_history_runs, limit=self.agent.num_history_messages,
-                                    skip_roles=None if role in NOT_REPLAYED_ROLES else [role])
+                                    skip_roles=None if role in CONVERSATION_ROLES else [role])
 
 
 def driver(target: Any) -> type:
