@@ -7,6 +7,12 @@ what its conformance level holds: capabilities whose scenarios all passed, and g
 Only what both runs judged alike is compared. A baseline of another store, or run on another kind of
 server, says so and is not compared at all; one of other window sizes or model profiles says so, and
 the cases the two runs share are compared, the others listed as added or gone.
+
+The figures of the cases both runs measured are compared too: latency as multiples of the Redis floor
+measured in the same run (p50 and p95, append and load), and bytes per message. A figure's change
+counts only beyond what identical runs moved it by here (:data:`NOISE`, measured by
+``bench/noise.py``). What fails the step is the user's choice (:data:`FAIL_ON`): by default,
+scenarios that newly fail, so that a scenario failing on the base branch too does not block a change.
 """
 
 from __future__ import annotations
@@ -17,12 +23,27 @@ from pathlib import Path
 from typing import Any
 
 from .contract import UsageError
+from .figures import LATENCY_OPERATIONS
 
 FAILING = ("failed", "error")
 # what must be alike for two runs' verdicts to be comparable at all, and what only narrows the cases compared
 SAME_STORE = (("store", "the store"), ("backend", "the Redis server"))   # the server: its kind and version
 SAME_CASES = (("window_sizes", "the window sizes"), ("window_policy", "the window policy"),
               ("profiles", "the model profiles"), ("groups", "the scenario groups"))
+# How far a figure moves between identical runs (now / before, either way) before its change counts: a
+# third or more above the largest change identical default runs of an example store showed on the 2-core
+# development machine, quiet or beside two busy processes (bench/noise.py, 60 identical runs: p50 × floor
+# up to 2.16×, p95 × floor up to 23.95×, bytes per message 1.00×; docs/measured.md). Latency is compared
+# as multiples of the Redis floor of the same run, which cancels a machine's speed; its p95 still moves
+# with what else the machine runs (a tenth of 200 samples, each well under a scheduler's time slice),
+# so only a change of its p50 says much.
+NOISE = {"p50 × floor": 3.0, "p95 × floor": 32.0, "bytes per message": 1.1}
+# what may fail the step when a run is compared (--fail-on-regression), and what each counts
+FAIL_ON = {"new-failures": "scenarios failing now that did not fail in the baseline",
+           "failures": "any failing scenario, as without a baseline",
+           "lost-guarantees": "capabilities and guarantees lost from the conformance level",
+           "figures": "latency or bytes per message worse beyond the noise"}
+DEFAULT_FAIL_ON = ("new-failures",)
 
 
 @dataclass
@@ -43,14 +64,100 @@ class Comparison:
     not_judged: list[str] = field(default_factory=list)      # those it lacks now, none of their scenarios run
     warnings_new: list[str] = field(default_factory=list)
     warnings_gone: list[str] = field(default_factory=list)
+    figures: list[dict[str, Any]] = field(default_factory=list)   # every figure both runs measured (FigureChange)
+    figures_worse: list[str] = field(default_factory=list)        # ... those worse beyond the noise, worded
+    figures_better: list[str] = field(default_factory=list)       # ... and those better beyond it
+    fail_on: list[str] = field(default_factory=lambda: list(DEFAULT_FAIL_ON))
+    fails_step: list[str] = field(default_factory=list)           # what of fail_on happened: the step fails
 
     @property
     def regressions(self) -> int:
-        """What got worse: new failures, capabilities and guarantees lost, new warnings."""
-        return len(self.newly_failing) + len(self.lost) + len(self.warnings_new)
+        """What got worse: new failures, capabilities and guarantees lost, new warnings, figures worse
+        beyond the noise."""
+        return len(self.newly_failing) + len(self.lost) + len(self.warnings_new) + len(self.figures_worse)
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "regressions": self.regressions}
+
+
+@dataclass(frozen=True)
+class FigureChange:
+    """One figure of one case in both runs: its change is ``now / before``, which counts when it is
+    beyond ``noise`` either way (higher is worse for every figure compared)."""
+
+    case: str
+    figure: str      # "append p95 × floor", "bytes per message"
+    before: float
+    now: float
+    noise: float
+
+    @property
+    def change(self) -> float:
+        return self.now / self.before
+
+    @property
+    def verdict(self) -> str:
+        return ("worse" if self.change > self.noise else "better" if self.change < 1 / self.noise
+                else "within the noise")
+
+    def text(self) -> str:
+        return (f"{self.case}: {self.figure} {self.before:g} → {self.now:g} ({self.change:.2f}×; identical runs "
+                f"move it by up to {self.noise:g}×)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "change": round(self.change, 3), "verdict": self.verdict}
+
+
+def figure_values(summary: dict[str, Any]) -> dict[tuple[str, str], float]:
+    """The figures a summary's run measured, by (case, figure): each latency operation's p50 and p95
+    as multiples of the floor, and each footprint's bytes per message."""
+    found = {}
+    for entry in summary.get("latency", []):
+        for operation in LATENCY_OPERATIONS:
+            for percentile in ("p50", "p95"):
+                found[(_case(entry), f"{operation} {percentile} × floor")] = (
+                    (entry.get(operation) or {}).get(f"ratio_{percentile}"))
+    for entry in summary.get("footprint", []):
+        found[(_case(entry), "bytes per message")] = entry.get("bytes_per_message")
+    return {key: value for key, value in found.items() if isinstance(value, (int, float)) and value > 0}
+
+
+def _noise(figure: str) -> float:
+    return next(allowed for name, allowed in NOISE.items() if figure.endswith(name))
+
+
+def figure_changes(current: dict[str, Any], baseline: dict[str, Any]) -> list[FigureChange]:
+    """The figures of the cases both runs measured, each with its change."""
+    before = figure_values(baseline)
+    return [FigureChange(case, name, before[(case, name)], value, _noise(name))
+            for (case, name), value in figure_values(current).items() if (case, name) in before]
+
+
+def check_fail_on(given: str) -> tuple[str, ...]:
+    """--fail-on-regression's names, or a usage error saying which are known."""
+    names = tuple(name.strip() for name in given.split(",") if name.strip())
+    unknown = [name for name in names if name not in FAIL_ON]
+    if unknown or not names:
+        raise UsageError(f"--fail-on-regression {given!r}: use one or more of "
+                         + ", ".join(f"{name} ({words})" for name, words in FAIL_ON.items())
+                         + ", comma-separated")
+    return names
+
+
+# what a committed baseline keeps of a summary (--write-baseline): what a comparison reads, and what a
+# person reads a failure by; left out is what changes from run to run of the same code (durations,
+# the server's port and pid, report paths, the scenarios' findings)
+KEPT = ("status", "store", "backend", "engines", "window_sizes", "window_policy", "profiles", "groups",
+        "conformance_level", "results", "warnings", "latency", "footprint")
+RESULT_KEPT = ("nodeid", "engine", "scenario", "point", "outcome", "message", "requires", "guarantees")
+
+
+def baseline_json(summary: dict[str, Any]) -> dict[str, Any]:
+    """A run's summary (its summary.json) as a baseline to commit (memory-baseline.json)."""
+    kept = {key: summary[key] for key in KEPT if key in summary}
+    kept["backend"] = _setting(summary, "backend")
+    kept["results"] = [{key: result[key] for key in RESULT_KEPT if key in result} for result in summary["results"]]
+    return kept
 
 
 def load_baseline(path: Path, given: str) -> dict[str, Any]:
@@ -112,9 +219,11 @@ def _judged(summary: dict[str, Any], word: str) -> bool:
                or (word == "core" and not result.get("requires")) for result in ran)
 
 
-def compare(current: dict[str, Any], baseline: dict[str, Any], given: str) -> Comparison:
-    """How ``current`` (a summary's JSON) differs from ``baseline`` (an earlier one, from ``given``)."""
-    comparison = Comparison(given)
+def compare(current: dict[str, Any], baseline: dict[str, Any], given: str,
+            fail_on: tuple[str, ...] = DEFAULT_FAIL_ON) -> Comparison:
+    """How ``current`` (a summary's JSON) differs from ``baseline`` (an earlier one, from ``given``),
+    and what of ``fail_on`` fails the step."""
+    comparison = Comparison(given, fail_on=list(fail_on))
     for key, words in (*SAME_STORE, *SAME_CASES):
         now, before = _setting(current, key), _setting(baseline, key)
         if now != before:
@@ -124,15 +233,13 @@ def compare(current: dict[str, Any], baseline: dict[str, Any], given: str) -> Co
         return comparison
     now = {_case(result): result["outcome"] for result in current.get("results", [])}
     before = {_case(result): result["outcome"] for result in baseline["results"]}
-    for case, outcome in now.items():
-        if case not in before:
-            comparison.added.append(case)
-        elif outcome in FAILING and before[case] not in FAILING:
-            comparison.newly_failing.append(case)
-        elif outcome == "passed" and before[case] in FAILING:
-            comparison.fixed.append(case)
-        elif outcome == "skipped" and before[case] != "skipped":
-            comparison.newly_skipped.append(case)
+    comparison.added = [case for case in now if case not in before]
+    # failing now, and passed, skipped or not run in the baseline: a failing case the baseline lacks is new too
+    comparison.newly_failing = [case for case, outcome in now.items()
+                                if outcome in FAILING and before.get(case) not in FAILING]
+    comparison.fixed = [case for case, outcome in now.items() if outcome == "passed" and before.get(case) in FAILING]
+    comparison.newly_skipped = [case for case, outcome in now.items()
+                                if outcome == "skipped" and before.get(case, "skipped") != "skipped"]
     comparison.gone = [case for case in before if case not in now]
     level_now, level_before = _level(current), _level(baseline)
     missing = [word for word in level_before if word not in level_now]
@@ -145,24 +252,36 @@ def compare(current: dict[str, Any], baseline: dict[str, Any], given: str) -> Co
     warned_before = _warnings(baseline, shared)
     comparison.warnings_new = [w for w in warned_now if w not in warned_before]
     comparison.warnings_gone = [w for w in warned_before if w not in warned_now]
+    changes = figure_changes(current, baseline)
+    comparison.figures = [change.to_json() for change in changes]
+    comparison.figures_worse = [change.text() for change in changes if change.verdict == "worse"]
+    comparison.figures_better = [change.text() for change in changes if change.verdict == "better"]
+    failing = sum(result["outcome"] in FAILING for result in current.get("results", []))
+    counted = {"new-failures": len(comparison.newly_failing), "failures": failing,
+               "lost-guarantees": len(comparison.lost), "figures": len(comparison.figures_worse)}
+    comparison.fails_step = [f"{name} ({counted[name]})" for name in fail_on if counted[name]]
     return comparison
 
 
 # each list of a comparison, in the order the reports show them, with its words
 SECTIONS = (("newly_failing", "newly failing"), ("lost", "lost from the conformance level"),
-            ("warnings_new", "new warnings"), ("fixed", "fixed"), ("gained", "gained in the conformance level"),
-            ("warnings_gone", "warnings gone"), ("newly_skipped", "newly skipped"),
+            ("warnings_new", "new warnings"), ("figures_worse", "figures worse beyond the noise"), ("fixed", "fixed"),
+            ("gained", "gained in the conformance level"), ("warnings_gone", "warnings gone"),
+            ("figures_better", "figures better beyond the noise"), ("newly_skipped", "newly skipped"),
             ("not_judged", "not in the conformance level, none of their scenarios run now"),
             ("gone", "in the baseline, not run now"), ("added", "run now, not in the baseline"))
 
 
 def headline(comparison: dict[str, Any]) -> str:
-    """One line: against what, and how many regressions, or why nothing was compared."""
+    """One line: against what, how many regressions and whether they fail the step, or why nothing
+    was compared."""
     against = f"compared with the baseline {comparison['baseline']}"
     if not comparison["compared"]:
         return f"not {against}: {'; '.join(comparison['differences'])}"
     regressions = comparison["regressions"]
-    return f"{against}: {regressions} regression{'' if regressions == 1 else 's'}" + (
+    gate = (f"the step fails on {', '.join(comparison['fails_step'])}" if comparison["fails_step"] else
+            f"nothing that fails the step (--fail-on-regression {','.join(comparison['fail_on'])})")
+    return f"{against}: {regressions} regression{'' if regressions == 1 else 's'}; {gate}" + (
         f" (what differs: {'; '.join(comparison['differences'])}; only the cases both runs have are compared)"
         if comparison["differences"] else "")
 

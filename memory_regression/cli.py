@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import json
 import os
 import shlex
 import subprocess
@@ -209,6 +210,7 @@ class Runner:
         self.workdir = Path.cwd()
         self.store: str | None = None
         self.fail_on_failure = True
+        self.write_baseline: tuple[str, Path] | None = None   # --write-baseline: the path as given, and where
         self.redactor: Any = None
         self.credentials: list[str] = []   # the CI tokens taken from the environment (.credentials)
         self.summary: Any = None           # the RunSummary, once finished
@@ -219,7 +221,7 @@ class Runner:
         """Everything up to the end of the pytest session; an exit status when there is nothing to
         run (--help, --version, no arguments at all)."""
         from . import github, reports
-        from .baseline import load_baseline
+        from .baseline import DEFAULT_FAIL_ON, check_fail_on, load_baseline
         from .contract import UsageError, contract_summary
         from .credentials import withdraw
         from .spec_check import check_spec
@@ -290,7 +292,17 @@ class Runner:
             if fail_on_failure not in ("true", "false"):
                 raise UsageError(f"--fail-on-failure {values['fail_on_failure']!r}: use true or false")
             self.fail_on_failure = fail_on_failure == "true"
-            baseline = ((values["baseline"], load_baseline(self.workdir / values["baseline"], values["baseline"]))
+            if values["write_baseline"]:
+                target = self.workdir / values["write_baseline"]
+                if not target.parent.is_dir():
+                    raise UsageError(f"--write-baseline {values['write_baseline']!r}: its directory "
+                                     f"{str(target.parent)!r} does not exist")
+                self.write_baseline = (values["write_baseline"], target)
+            if values["fail_on_regression"] and not values["baseline"]:
+                raise UsageError("--fail-on-regression says what fails a run compared with a baseline: give "
+                                 "--baseline too, or leave it out")
+            baseline = ((values["baseline"], load_baseline(self.workdir / values["baseline"], values["baseline"]),
+                         check_fail_on(values["fail_on_regression"] or ",".join(DEFAULT_FAIL_ON)))
                         if values["baseline"] else None)
             requirements = pip_arguments(values["requirements"], self.workdir) if values["requirements"] else None
         except UsageError as exc:
@@ -366,6 +378,29 @@ class Runner:
             return int(ExitCode.PASSED)
         return int(summary.exit_code)
 
+    def written_baseline(self) -> list[str]:
+        """Write --write-baseline's file from a run that judged the store; what could not be written,
+        with why (nothing written for a run that judged nothing, which says so)."""
+        from .baseline import baseline_json
+        from .reports import write_atomically
+        from .results import Status
+
+        if self.write_baseline is None or self.summary is None:
+            return []
+        given, path = self.write_baseline
+        if self.summary.status not in (Status.PASSED, Status.FAILED):
+            print(f"memory-regression: --write-baseline {given!r}: not written, as the run judged nothing "
+                  f"({self.summary.status})", file=sys.stderr, flush=True)
+            return []
+        try:
+            write_atomically(path, json.dumps(baseline_json(self.summary.to_json()), indent=2, ensure_ascii=False)
+                             + "\n")
+        except OSError as exc:
+            return [f"{given} (--write-baseline): {exc.strerror or exc}"]
+        hand_over([path], self.workdir)
+        print(f"baseline: {path}", flush=True)
+        return []
+
     def unwritten(self, files: list[str]) -> int:
         """GitHub's files could not be written after the reports were: the reports are written again
         to say so (status "report error"), and that is the exit status."""
@@ -395,9 +430,10 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
             pass
         code = runner.finish()
     from . import github
+    unwritten = runner.written_baseline()
     if github.is_github_actions(runner.environ) and runner.paths is not None:
-        unwritten = github.publish(runner.summary, runner.paths, runner.environ, github.workspace_dir(runner.environ))
-        if unwritten:   # the step's outputs are missing: no verdict of the step may rest on them
-            code = runner.unwritten(unwritten)
+        unwritten += github.publish(runner.summary, runner.paths, runner.environ, github.workspace_dir(runner.environ))
+    if unwritten:   # a file the user asked for is missing: no verdict of the step may rest on it
+        code = runner.unwritten(unwritten)
     INTERRUPTS.ignore()
     return code

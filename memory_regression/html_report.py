@@ -96,7 +96,7 @@ def html_summary(summary: RunSummary) -> list[str]:
                      "</p><ul>" + "".join(f"<li><b>{html.escape(words)}</b> ({len(items)}): "
                                          + ", ".join(html.escape(item) for item in items) + "</li>"
                                          for words, items in baseline.sections(summary.comparison))
-                     + "</ul></div>")
+                     + "</ul>" + _figure_changes(summary.comparison["figures"]) + "</div>")
     warnings = summary.warnings()
     if warnings:
         parts.append("<p><b>Warnings</b> (costs and transient effects, not lost memory: they fail only with "
@@ -183,6 +183,17 @@ def _footprint_chart(figure: FootprintFigure) -> str:
     return (f"<figure><svg class='memory-footprint-chart' xmlns='http://www.w3.org/2000/svg' role='img' "
             f"viewBox='0 0 {CHART_WIDTH} 76' width='{CHART_WIDTH}' height='76'>"
             f"<title>{html.escape(title)}</title>{''.join(body)}</svg></figure>")
+
+
+def _figure_changes(changes: list[dict]) -> str:
+    """The figures both runs measured, each with its change and whether it is beyond the noise."""
+    if not changes:
+        return ""
+    return ("<table class='memory-figure-changes'><tr><th>case</th><th>figure</th><th>baseline</th><th>now</th>"
+            "<th>change</th><th></th></tr>" + "".join(
+                f"<tr><td>{html.escape(change['case'])}</td><td>{html.escape(change['figure'])}</td>"
+                f"<td>{change['before']:g}</td><td>{change['now']:g}</td><td>{change['change']:.2f}×</td>"
+                f"<td>{html.escape(change['verdict'])}</td></tr>" for change in changes) + "</table>")
 
 
 def _cell(cell: Any, several: bool) -> str:

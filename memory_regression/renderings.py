@@ -123,11 +123,7 @@ def render_markdown(summary: RunSummary) -> str:
             lines.append(f"| {group} | `{scenario}` | " + " | ".join(marks) + " |")
     lines += render_figures_markdown(summary)
     if summary.comparison is not None:
-        lines += ["", f"### {_md_escape(baseline.headline(summary.comparison))}", ""]
-        lines += [f"- **{words}** ({len(items)}): " + ", ".join(f"`{_visible(item).replace('`', '')}`"
-                                                                 for item in items[:FINDINGS_SHOWN])
-                  + (f" ... {len(items) - FINDINGS_SHOWN} more in summary.json" if len(items) > FINDINGS_SHOWN else "")
-                  for words, items in baseline.sections(summary.comparison)]
+        lines += ["", *render_comparison_markdown(summary.comparison)]
     if summary.leftovers:
         lines += ["", "**Processes the store left running after the run** (killed): "
                   + ", ".join(f"`{_visible(text).replace('`', '')}`" for text in summary.leftovers)]
@@ -250,6 +246,48 @@ def render_terminal(summary: RunSummary) -> str:
     for name, path in summary.report_files.items():
         lines.append(f"{name}: {path}")
     return _visible("\n".join(lines))
+
+
+def _md_code(text: str) -> str:
+    return f"`{_visible(text).replace('`', '').replace('|', '/')}`"
+
+
+def render_comparison_markdown(comparison: dict) -> list[str]:
+    """The comparison with a baseline at a glance, as summary.md (the job summary) and the pull
+    request's comment show it: its headline, what changed, and every figure both runs measured."""
+    lines = [f"### {_md_escape(baseline.headline(comparison))}", ""]
+    found = baseline.sections(comparison)
+    if found:
+        lines += ["| what | count | cases |", "|---|---|---|"]
+        lines += [f"| {words} | {len(items)} | " + ", ".join(map(_md_code, items[:FINDINGS_SHOWN]))
+                  + (f" ... {len(items) - FINDINGS_SHOWN} more in summary.json" if len(items) > FINDINGS_SHOWN else "")
+                  + " |" for words, items in found]
+    elif comparison["compared"]:
+        lines.append("Nothing changed: the same verdicts, level and warnings as in the baseline.")
+    if comparison.get("figures"):
+        lines += ["", "Figures both runs measured (latency as multiples of the Redis floor of its own run; a change "
+                  "counts beyond what identical runs move it by):", "",
+                  "| case | figure | baseline | now | change | |", "|---|---|---|---|---|---|"]
+        lines += [f"| {_md_code(change['case'])} | {change['figure']} | {change['before']:g} | {change['now']:g} | "
+                  f"{change['change']:.2f}× | {change['verdict']}"
+                  + ("" if change["verdict"] == "within the noise" else f" (beyond {change['noise']:g}×)") + " |"
+                  for change in comparison["figures"]]
+    return lines
+
+
+COMMENT_MARK = "<!-- memory-regression: {store} -->"   # finds the pull request's comment of the same store
+
+
+def render_comment(summary: RunSummary) -> str:
+    """comment.md: what a pull request's comment says of a run compared with a baseline. Its first
+    line marks it as this store's, so that the next push updates the comment instead of adding one."""
+    lines = [COMMENT_MARK.format(store=_visible(summary.store or "").replace("--", "-")),
+             f"## Memory regression: {_md_escape(summary.store or 'the store')}", "",
+             f"This run: **{summary.status}**, {_md_escape(headline(summary))}."
+             + (f" {_md_escape(summary.message)}" if summary.message else ""), "",
+             *render_comparison_markdown(summary.comparison or {}), "",
+             "The reports (report.html, summary.md, junit.xml, summary.json) are in the workflow run's artifacts."]
+    return "\n".join(lines) + "\n"
 
 
 def unwritten_verdict(summary: RunSummary, unwritten: list[str]) -> str:

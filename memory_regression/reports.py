@@ -19,7 +19,7 @@ from typing import Callable
 
 from .contract import UsageError
 from .redaction import Redactor
-from .renderings import render_markdown
+from .renderings import render_comment, render_markdown
 from .results import RunSummary
 
 MAX_KEYS_WITHOUT_TTL = 200
@@ -47,8 +47,13 @@ class ReportPaths:
     def summary_json(self) -> Path:
         return self.directory / "summary.json"
 
+    @property
+    def comment_md(self) -> Path:
+        """A pull request's comment on the run, written only with --baseline."""
+        return self.directory / "comment.md"
+
     def all(self) -> tuple[Path, ...]:
-        return (self.junit, self.html, self.summary_md, self.summary_json)
+        return (self.junit, self.html, self.summary_md, self.summary_json, self.comment_md)
 
 
 def prepare_report_dir(paths: ReportPaths, shown: str) -> list[Path]:
@@ -89,7 +94,7 @@ def clear_old_reports(paths: ReportPaths) -> None:
 
 def written_reports(paths: ReportPaths) -> dict[str, str]:
     names = {"junit": paths.junit, "html": paths.html, "summary_md": paths.summary_md,
-             "summary_json": paths.summary_json}
+             "summary_json": paths.summary_json, "comment_md": paths.comment_md}
     return {name: str(path) for name, path in names.items() if path.is_file() and not path.is_symlink()}
 
 
@@ -97,7 +102,7 @@ def xml_safe(text: str) -> str:
     return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def _write(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str) -> None:
     """Write beside ``path`` and rename over it: a reader sees the old file or the new one, and a
     symlink at ``path`` is replaced, never followed."""
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
@@ -193,7 +198,7 @@ def write_all(summary: RunSummary, paths: ReportPaths, redactor: Redactor, sourc
 
     def attempt(path: Path, render: Callable[[], str]) -> None:
         try:
-            _write(path, render())
+            write_atomically(path, render())
         except OSError as exc:
             unwritten.append(f"{path.name}: {exc.strerror or exc}")
         except ElementTree.ParseError as exc:   # pytest's junit.xml, cut short by the same cause
@@ -207,10 +212,14 @@ def write_all(summary: RunSummary, paths: ReportPaths, redactor: Redactor, sourc
         attempt(paths.junit, lambda: error_junit(summary))
     elif pytest_junit is not None and pytest_junit.is_file():
         attempt(paths.junit, lambda: place_junit_cases(summary, pytest_junit.read_text(encoding="utf-8"), source_root))
+    compared = summary.comparison is not None
     summary.report_files = {**written_reports(paths), "summary_md": str(paths.summary_md),
-                            "summary_json": str(paths.summary_json)}
+                            "summary_json": str(paths.summary_json),
+                            **({"comment_md": str(paths.comment_md)} if compared else {})}
     attempt(paths.summary_json, lambda: redactor.text(json.dumps(summary.to_json(), indent=2, ensure_ascii=False)))
     attempt(paths.summary_md, lambda: redactor.text(render_markdown(summary)))
+    if compared:
+        attempt(paths.comment_md, lambda: redactor.text(render_comment(summary)))
     return unwritten
 
 

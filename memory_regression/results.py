@@ -136,6 +136,12 @@ class RunSummary:
 
     @property
     def exit_code(self) -> ExitCode:
+        """The status's, unless the run was compared with a baseline and its scenarios judged (passed or
+        failed): then 1 when what --fail-on-regression names happened (the comparison's ``fails_step``),
+        else 0."""
+        compared = self.comparison is not None and self.comparison["compared"]
+        if compared and self.status in (Status.PASSED, Status.FAILED):
+            return ExitCode.FAILED if self.comparison["fails_step"] else ExitCode.PASSED
         return self.status.exit_code
 
     def totals(self) -> dict[str, int]:

@@ -50,9 +50,9 @@ class SuiteRun:
     def __init__(self, settings: Settings, listing: bool = False,
                  phrase: Callable[[str], str] = lambda text: text, source_root: Path | None = None,
                  owns_process: bool = False, run_timeout: float | None = None, secrets: list[str] | None = None,
-                 baseline: tuple[str, dict] | None = None):
+                 baseline: tuple[str, dict, tuple[str, ...]] | None = None):
         self.settings = settings
-        self.baseline = baseline    # --baseline: the file as given, and the summary it holds
+        self.baseline = baseline    # --baseline: the file as given, the summary it holds, --fail-on-regression's names
         self.secrets = list(secrets or [])   # redacted besides the servers' passwords (the CI tokens, .credentials)
         # the runner's own process (entrypoint), not a pytest session of the user's (the plugin): only
         # then are its children, past its servers, the store's leftovers (:mod:`.leftovers`)
@@ -385,7 +385,8 @@ class SuiteRun:
         summary.status, summary.message = self._verdict(session, exitstatus)
         summary.duration_s = round(time.monotonic() - self.started, 3)
         if self.baseline is not None and summary.results:
-            summary.comparison = compare(summary.to_json(), self.baseline[1], self.baseline[0]).to_json()
+            given, base, fail_on = self.baseline
+            summary.comparison = compare(summary.to_json(), base, given, fail_on).to_json()
         self.judged = True
 
     def _verdict(self, session: pytest.Session | None, exitstatus: int) -> tuple[Status, str | None]:

@@ -20,6 +20,7 @@ from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_p
 from .redaction import redact_url
 from .reference import Rule, SUFFIX_NAME, WindowPolicy
 from .figures import LATENCY_OPERATIONS
+from .baseline import DEFAULT_FAIL_ON, FAIL_ON
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("--baseline", None, "the summary.json of an earlier run (the base branch's) to compare this run "
            "with: every report then says which scenarios newly fail or pass, and what the conformance level and "
            "the warnings lost or gained", "FILE", runner_only=True),
+    Option("--write-baseline", None, "also write this run's summary as a baseline to commit (memory-baseline.json), "
+           "for --baseline to compare later runs with: summary.json without what changes between runs of the same "
+           "code (durations, the server's port, report paths); written when the run judged the store", "FILE",
+           runner_only=True),
+    Option("--fail-on-regression", None, "with --baseline, what fails the run (exit 1), comma-separated: "
+           + ", ".join(f"{name} ({words})" for name, words in FAIL_ON.items())
+           + f"; the default, {','.join(DEFAULT_FAIL_ON)}, lets a scenario that failed in the baseline too pass",
+           "WHAT,...", runner_only=True),
     Option("--fail-on-failure", "true", "false: exit 0 when scenarios fail (usage and Redis errors "
            "still exit 2 and 3)", "true|false", runner_only=True),
 )

@@ -1,10 +1,18 @@
 """--baseline against real runs: one store spec run twice, its code changed in between (a correct store,
 then one whose TTL an append no longer refreshes), compared as a pull request's run is with its base
-branch's: in summary.json, summary.md, report.html's source, the terminal and the action's outputs.
-A baseline that is no summary of a run is a usage error, with the reports written."""
+branch's: in summary.json, summary.md, report.html's source, the terminal, the action's outputs and
+the pull request's comment, which examples/workflows/memory-regression-comment.yml posts (its script run
+by Node.js against a stand-in for GitHub's API). Figures: a store made slower per append, or larger per
+message, is flagged; what fails the step is --fail-on-regression's. A baseline that is no summary of a
+run is a usage error, with the reports written."""
 
 import json
+import os
 import shutil
+import subprocess
+
+import pytest
+import yaml
 
 from tests.conftest import ROOT, assert_error_reports, assert_usage_error, read_outputs
 from tests.end_to_end.test_github import as_action
@@ -21,7 +29,67 @@ def store_version(directory, broken):
                                          f"from tests.stores.{store} as Memory\n")
 
 
-def test_a_change_that_breaks_the_ttl_is_told_against_the_base_run(run_suite, tmp_path):
+COMMENT_WORKFLOW = ROOT / "examples" / "workflows" / "memory-regression-comment.yml"
+# GitHub's side of the comment workflow's script, as actions/github-script hands it over: the API's
+# calls the script makes, over pull requests and comments kept in a JSON file between pushes
+GITHUB_STAND_IN = r"""
+const fs = require('fs');
+const [stateFile, headSha, scriptFile] = process.argv.slice(2);
+const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
+const onIssue = number => state.comments.filter(c => c.issue === number);
+const github = {
+  paginate: async (method, args) => (await method(args)).data,
+  rest: {
+    pulls: {get: async ({pull_number}) => ({data: {number: pull_number, head: {sha: state.heads[pull_number]}}})},
+    issues: {
+      listComments: async ({issue_number}) => ({data: onIssue(issue_number)}),
+      createComment: async ({issue_number, body}) => {
+        state.comments.push({id: state.comments.length + 1, issue: issue_number, body,
+                             user: {login: 'github-actions[bot]'}});
+      },
+      updateComment: async ({comment_id, body}) => {
+        state.comments.find(c => c.id === comment_id).body = body;
+        state.updates += 1;
+      },
+    },
+  },
+};
+const core = {info: text => state.log.push(text), setFailed: text => { state.failed = text; }};
+const context = {repo: {owner: 'team', repo: 'app'}, payload: {workflow_run: {head_sha: headSha}}};
+const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
+new AsyncFunction('require', 'github', 'context', 'core', fs.readFileSync(scriptFile, 'utf8'))(
+  require, github, context, core).then(() => fs.writeFileSync(stateFile, JSON.stringify(state)));
+"""
+
+
+def post_comment(directory, reports, number, head_sha):
+    """Run the comment workflow's github-script step as the gate's artifact would reach it (``reports``
+    with the pull request's ``number``) on GitHub's stand-in kept in ``directory``; its state after."""
+    if shutil.which("node") is None:
+        if os.environ.get("REQUIRE_ACTIONLINT") == "1":
+            pytest.fail("REQUIRE_ACTIONLINT=1 but node is missing")
+        pytest.skip("node is not installed")
+    steps = yaml.safe_load(COMMENT_WORKFLOW.read_text())["jobs"]["comment"]["steps"]
+    (directory / "script.js").write_text(next(step["with"]["script"] for step in steps
+                                              if step.get("uses", "").startswith("actions/github-script@")))
+    (directory / "stand-in.js").write_text(GITHUB_STAND_IN)
+    state = directory / "github.json"
+    if not state.exists():
+        state.write_text(json.dumps({"heads": {"7": "abc123"}, "comments": [{
+            "id": 1, "issue": 7, "body": "Looks good", "user": {"login": "reviewer"}}], "updates": 0, "log": []}))
+    artifact = directory / "artifact"
+    shutil.rmtree(artifact, ignore_errors=True)
+    shutil.copytree(reports, artifact / "memory-reports")
+    (artifact / "memory-reports" / "pull-request").write_text(f"{number}\n")
+    subprocess.run(["node", str(directory / "stand-in.js"), str(state), head_sha, str(directory / "script.js")],
+                   cwd=artifact, check=True, timeout=60)
+    return json.loads(state.read_text())
+
+
+def test_a_change_that_breaks_the_ttl_is_told_against_the_base_run_and_on_its_pull_request(run_suite, tmp_path):
+    """Push 1 breaks the TTL: the run fails on its new failure, every report says so, and the pull
+    request gets one comment; push 2 fixes it: the same comment is updated in place. A head the pull
+    request is not at gets no comment."""
     store_version(tmp_path, broken=False)
     base = run_suite("--store", STORE, *GROUPS, cwd=tmp_path, report_dir=tmp_path / "base")
     assert base.exit_code == 0, base.output
@@ -32,15 +100,40 @@ def test_a_change_that_breaks_the_ttl_is_told_against_the_base_run(run_suite, tm
     assert result.exit_code == 1, result.output
     comparison = result.summary["comparison"]
     assert comparison["compared"] and comparison["differences"] == []
-    assert comparison["newly_failing"] == [REFRESH]
+    assert comparison["newly_failing"] == [REFRESH] and comparison["fails_step"] == ["new-failures (1)"]
     assert comparison["lost"] == ["ttl"] and comparison["fixed"] == [] and comparison["regressions"] == 2
-    headline = "compared with the baseline memory-baseline.json: 2 regressions"
+    headline = ("compared with the baseline memory-baseline.json: 2 regressions; the step fails on "
+                "new-failures (1)")
+    table = [f"### {headline}", "", "| what | count | cases |", "|---|---|---|",
+             f"| newly failing | 1 | `{REFRESH}` |", "| lost from the conformance level | 1 | `ttl` |"]
     summary_md = (tmp_path / "head" / "summary.md").read_text()
-    assert f"### {headline}" in summary_md and "- **lost from the conformance level** (1): `ttl`" in summary_md
-    assert f"- **newly failing** (1): `{REFRESH}`" in summary_md
+    assert "\n".join(table) in summary_md
+    assert "\n".join(table) in (tmp_path / "sum").read_text()   # the job summary
     assert headline in (tmp_path / "head" / "report.html").read_text() and headline in result.output
     outputs = read_outputs(tmp_path / "out")
     assert (outputs["regressions"], outputs["new-failures"], outputs["fixed"]) == ("2", "1", "0")
+    comment = (tmp_path / "head" / "comment.md").read_text()
+    assert comment.startswith(f"<!-- memory-regression: {STORE} -->\n## Memory regression: {STORE}\n")
+    totals = result.summary["totals"]
+    assert f"This run: **failed**, {totals['passed']} passed, 1 failed, " in comment and totals["failed"] == 1
+    assert "\n".join(table) in comment
+
+    github = post_comment(tmp_path, tmp_path / "head", 7, "abc123")
+    ours = [c for c in github["comments"] if c["user"]["login"] == "github-actions[bot]"]
+    assert [c["body"] for c in ours] == [comment] and github["updates"] == 0 and "failed" not in github
+
+    store_version(tmp_path, broken=False)
+    fixed = run_suite("--store", STORE, *GROUPS, "--baseline", "memory-baseline.json", cwd=tmp_path,
+                      report_dir=tmp_path / "head")
+    assert fixed.exit_code == 0, fixed.output
+    github = post_comment(tmp_path, tmp_path / "head", 7, "abc123")
+    ours = [c for c in github["comments"] if c["user"]["login"] == "github-actions[bot]"]
+    assert len(ours) == 1 and github["updates"] == 1 and "0 regressions; nothing that fails the step" in ours[0]["body"]
+    assert github["comments"][0] == {"id": 1, "issue": 7, "body": "Looks good", "user": {"login": "reviewer"}}
+
+    github = post_comment(tmp_path, tmp_path / "head", 7, "a-commit-the-pull-request-is-not-at")
+    assert github["failed"] == "pull request #7 is not at the commit the gate ran on: no comment posted"
+    assert github["updates"] == 1 and len(github["comments"]) == 2
 
 
 def test_a_baseline_of_another_store_is_not_compared(run_suite, tmp_path):
@@ -64,6 +157,14 @@ def test_a_baseline_that_is_no_summary_of_a_run_is_a_usage_error(run_suite, tmp_
         result = run_suite("--store", "tests.stores.correct:ListStore", "--baseline", str(tmp_path / given),
                            report_dir=tmp_path / given.replace(".", "-"))
         assert_usage_error(result, f"--baseline {str(tmp_path / given)!r}: {phrase}")
+        assert_error_reports(result)
+    for args, phrase in ((["--fail-on-regression", "figures"], "--fail-on-regression says what fails a run compared "
+                          "with a baseline: give --baseline too"),
+                         (["--write-baseline", "no-such-dir/memory-baseline.json"], "--write-baseline "
+                          "'no-such-dir/memory-baseline.json': its directory")):
+        result = run_suite("--store", "tests.stores.correct:ListStore", *args, cwd=tmp_path,
+                           report_dir=tmp_path / "reports")
+        assert_usage_error(result, phrase)
         assert_error_reports(result)
 
 
@@ -89,3 +190,77 @@ def test_a_fix_that_also_trims_storage_is_told_against_a_base_run_of_other_windo
     assert comparison["warnings_gone"] == ["test_footprint.py::test_storage_stays_within_the_window[N=5]: "
                                            "bounded-storage"]
     assert comparison["added"] and all("[N=20]" in case for case in comparison["added"]), comparison["added"]
+
+
+SLOWER = '''
+
+class Memory(ListStore):
+    def append(self, session_id, role, content):   # some 20 times what an append takes here
+        time.sleep(0.003)
+        super().append(session_id, role, content)
+'''
+LARGER = '''
+
+class Memory(ListStore):
+    def encode(self, role, content):   # the whole prompt kept beside each message
+        return json.dumps({"role": role, "content": content, "prompt": content})
+
+    def decode(self, raw):
+        return {key: value for key, value in json.loads(raw).items() if key != "prompt"}
+'''
+
+
+def test_a_store_slower_per_append_or_larger_per_message_is_flagged_against_a_committed_baseline(run_suite, tmp_path):
+    """The base run writes memory-baseline.json (--write-baseline), which keeps no figure of the run's
+    own setting (durations, the server's port, report paths). Then an append 20 times slower, then
+    messages stored twice as large: each is flagged, beyond the noise; it fails the step only under
+    --fail-on-regression figures, as no scenario newly fails."""
+    figures = ("--groups", "latency,footprint", "--window-sizes", "5")
+    head = "import json\nimport sys\nimport time\n" + f"sys.path.insert(0, {str(ROOT)!r})\n" + \
+        "from tests.stores.correct import ListStore\n"
+    (tmp_path / "memory.py").write_text(head + "\n\nclass Memory(ListStore):\n    pass\n")
+    base = run_suite("--store", STORE, *figures, "--write-baseline", "memory-baseline.json", cwd=tmp_path,
+                     report_dir=tmp_path / "base")
+    assert base.exit_code == 0, base.output
+    committed = json.loads((tmp_path / "memory-baseline.json").read_text())
+    assert committed["backend"] == base.summary["backend"].partition(" (")[0] and committed["latency"]
+    assert not {"duration_s", "report_files", "comparison"} & set(committed)
+    assert all(set(result) <= {"nodeid", "scenario", "point", "outcome", "message", "requires", "guarantees"}
+               for result in committed["results"])
+
+    (tmp_path / "memory.py").write_text(head + SLOWER)
+    slower = run_suite("--store", STORE, *figures, "--baseline", "memory-baseline.json", cwd=tmp_path,
+                       report_dir=tmp_path / "slower")
+    assert slower.exit_code == 0, slower.output
+    comparison = slower.summary["comparison"]
+    worse = {(change["case"], change["figure"]) for change in comparison["figures"] if change["verdict"] == "worse"}
+    latency = "test_latency.py::test_append_and_load_latency_against_the_redis_floor[N=5]"
+    assert (latency, "append p50 × floor") in worse and comparison["fails_step"] == [], comparison["figures"]
+    assert all(figure.startswith(latency) for figure in comparison["figures_worse"])
+    assert "nothing that fails the step (--fail-on-regression new-failures)" in slower.output
+    gated = run_suite("--store", STORE, *figures, "--baseline", "memory-baseline.json", "--fail-on-regression",
+                      "figures", cwd=tmp_path, report_dir=tmp_path / "slower")
+    assert gated.exit_code == 1 and gated.summary["status"] == "passed", gated.output
+    assert gated.summary["comparison"]["fails_step"][0].startswith("figures (")
+    assert "| append p50 × floor |" in (tmp_path / "slower" / "summary.md").read_text()
+
+    (tmp_path / "memory.py").write_text(head + LARGER)
+    larger = run_suite("--store", STORE, *figures, "--baseline", "memory-baseline.json", "--fail-on-regression",
+                       "figures", cwd=tmp_path, report_dir=tmp_path / "larger")
+    assert larger.exit_code == 1, larger.output
+    per_message = [change for change in larger.summary["comparison"]["figures"]
+                   if change["figure"] == "bytes per message"]
+    assert per_message and all(change["verdict"] == "worse" and change["change"] > 1.5 for change in per_message)
+
+
+def test_a_scenario_failing_in_the_baseline_too_fails_the_step_only_under_fail_on_failures(run_suite, tmp_path):
+    store_version(tmp_path, broken=True)
+    base = run_suite("--store", STORE, *GROUPS, cwd=tmp_path, report_dir=tmp_path / "base")
+    assert base.exit_code == 1, base.output
+    again = run_suite("--store", STORE, *GROUPS, "--baseline", "base/summary.json", cwd=tmp_path,
+                      report_dir=tmp_path / "head")
+    assert again.exit_code == 0 and again.summary["status"] == "failed", again.output
+    assert again.summary["exit_code"] == 0 and again.summary["comparison"]["newly_failing"] == []
+    strict = run_suite("--store", STORE, *GROUPS, "--baseline", "base/summary.json", "--fail-on-regression",
+                       "failures,figures", cwd=tmp_path, report_dir=tmp_path / "head")
+    assert strict.exit_code == 1 and strict.summary["comparison"]["fails_step"] == ["failures (1)"], strict.output

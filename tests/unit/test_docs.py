@@ -50,3 +50,15 @@ def anchors(markdown: str) -> set[str]:
     """The anchors GitHub makes of a page's headings: lower case, punctuation dropped, spaces as -."""
     return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
             for heading in re.findall(r"^#+ (.*)$", markdown, re.MULTILINE)}
+
+
+def test_the_noise_thresholds_the_docs_give_are_the_codes():
+    """docs/reports.md and docs/measured.md give each figure's threshold; a threshold changed in
+    memory_regression/baseline.py without them leaves them stale."""
+    from memory_regression.baseline import NOISE
+
+    reports = " ".join((ROOT / "docs" / "reports.md").read_text(encoding="utf-8").split())
+    measured = (ROOT / "docs" / "measured.md").read_text(encoding="utf-8")
+    for figure, threshold in NOISE.items():
+        assert f"{figure} {threshold:g}×" in reports, (figure, threshold)
+        assert re.search(rf"^\| (\w+ )?{re.escape(figure)} \|.*\| {threshold:g}× \|$", measured, re.MULTILINE), figure
