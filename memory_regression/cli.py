@@ -298,12 +298,13 @@ class Runner:
                     raise UsageError(f"--write-baseline {values['write_baseline']!r}: its directory "
                                      f"{str(target.parent)!r} does not exist")
                 self.write_baseline = (values["write_baseline"], target)
-            if values["fail_on_regression"] and not values["baseline"]:
-                raise UsageError("--fail-on-regression says what fails a run compared with a baseline: give "
-                                 "--baseline too, or leave it out")
+            fail_on = check_fail_on(values["fail_on_regression"] or ",".join(DEFAULT_FAIL_ON))
+            if values["fail_on_regression"] and not values["baseline"]:   # a workflow's first run has no baseline yet
+                print(self.phrase("memory-regression: --fail-on-regression applies to a run compared with a "
+                                  "baseline; without --baseline this run fails on any failing scenario"),
+                      file=sys.stderr, flush=True)
             baseline = ((values["baseline"], load_baseline(self.workdir / values["baseline"], values["baseline"]),
-                         check_fail_on(values["fail_on_regression"] or ",".join(DEFAULT_FAIL_ON)))
-                        if values["baseline"] else None)
+                         fail_on) if values["baseline"] else None)
             requirements = pip_arguments(values["requirements"], self.workdir) if values["requirements"] else None
         except UsageError as exc:
             self.stopped = (Status.USAGE_ERROR, str(exc))

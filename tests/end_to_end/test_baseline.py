@@ -158,8 +158,8 @@ def test_a_baseline_that_is_no_summary_of_a_run_is_a_usage_error(run_suite, tmp_
                            report_dir=tmp_path / given.replace(".", "-"))
         assert_usage_error(result, f"--baseline {str(tmp_path / given)!r}: {phrase}")
         assert_error_reports(result)
-    for args, phrase in ((["--fail-on-regression", "figures"], "--fail-on-regression says what fails a run compared "
-                          "with a baseline: give --baseline too"),
+    for args, phrase in ((["--fail-on-regression", "figures,new-faliures"], "--fail-on-regression "
+                          "'figures,new-faliures': use one or more of new-failures"),
                          (["--write-baseline", "no-such-dir/memory-baseline.json"], "--write-baseline "
                           "'no-such-dir/memory-baseline.json': its directory")):
         result = run_suite("--store", "tests.stores.correct:ListStore", *args, cwd=tmp_path,
@@ -254,9 +254,12 @@ def test_a_store_slower_per_append_or_larger_per_message_is_flagged_against_a_co
 
 
 def test_a_scenario_failing_in_the_baseline_too_fails_the_step_only_under_fail_on_failures(run_suite, tmp_path):
+    """Without a baseline (a workflow's first run) --fail-on-regression changes nothing, and says so:
+    the run fails on its failure."""
     store_version(tmp_path, broken=True)
-    base = run_suite("--store", STORE, *GROUPS, cwd=tmp_path, report_dir=tmp_path / "base")
-    assert base.exit_code == 1, base.output
+    base = run_suite("--store", STORE, *GROUPS, "--fail-on-regression", "new-failures", cwd=tmp_path,
+                     report_dir=tmp_path / "base")
+    assert base.exit_code == 1 and "without --baseline this run fails on any failing scenario" in base.output
     again = run_suite("--store", STORE, *GROUPS, "--baseline", "base/summary.json", cwd=tmp_path,
                       report_dir=tmp_path / "head")
     assert again.exit_code == 0 and again.summary["status"] == "failed", again.output
