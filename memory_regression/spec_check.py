@@ -13,6 +13,7 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 
 from .contract import UsageError
+from .foreign import command_of, is_foreign
 from .loader import missing_file, missing_module, split_spec
 
 
@@ -20,6 +21,9 @@ def check_spec(spec: str, workdir: Path, what: str = "store") -> None:
     """What can be said of ``spec`` without running any code of the user's, before Redis and the
     workers start: its form, that its file or module exists, and, where its source can be read, that
     it defines NAME at the top level. The workers import it (:func:`load_object`), which says the rest."""
+    if what == "store" and is_foreign(spec):   # a program of another language: that it can start
+        command_of(spec, workdir)
+        return
     module_part, name, is_path = split_spec(spec, what)
     if is_path:
         source = (workdir / module_part).resolve()

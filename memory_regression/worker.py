@@ -299,7 +299,10 @@ def scenario_info(item: pytest.Item) -> dict[str, Any]:
 
 
 def definition_line(factory: Any) -> int | None:
-    """The line where the store is defined, for annotations that point at it."""
+    """The line where the store is defined, for annotations that point at it (a store of another
+    language: the line its program gave, :mod:`.foreign`)."""
+    if hasattr(factory, "defined_at_line"):
+        return factory.defined_at_line
     try:
         return inspect.getsourcelines(factory)[1]
     except (OSError, TypeError):

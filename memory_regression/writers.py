@@ -24,6 +24,7 @@ from .servers import die_with_parent
 from .adapter import StoreAdapter
 from .binding import StoreBinding, bind_store
 from .contract import Message, close_quietly
+from .foreign import is_foreign, load_foreign
 from .loader import load_object
 from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .reference import summarize
@@ -63,7 +64,9 @@ class StoreRecipe:
 def bind(settings: Settings, probe: Any) -> StoreBinding:
     """Import the store ``settings`` names and bind it (``probe`` builds an instance to inspect, for a
     factory that is not a class): once in each worker, and again in each writer process."""
-    factory, source = load_object(settings.store_spec, settings.workdir)
+    spec = settings.store_spec
+    factory, source = (load_foreign(spec, settings.workdir, settings.scenario_timeout / 2) if is_foreign(spec)
+                       else load_object(spec, settings.workdir))
     return bind_store(settings.store_spec, factory, source, settings.method_overrides, probe, settings.store_params)
 
 

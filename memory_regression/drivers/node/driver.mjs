@@ -1,0 +1,138 @@
+#!/usr/bin/env node
+// Serves one export of a Node.js module, a chat-memory store, to the memory regression suite over its
+// store protocol (docs/protocol.md): newline-delimited JSON, requests on stdin, answers on stdout.
+//
+//   node driver.mjs path/to/memory.mjs ChatMemory
+//
+// The store's own output (console.log included) goes to stderr: stdout carries the protocol only.
+// A TypeScript module (.ts, .mts, .cts) is loaded through tsx, from the store's project or this
+// package's own dependencies.
+import { createRequire } from 'node:module';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+
+import { describeParameters } from './parameters.mjs';
+
+export const PROTOCOL = 'memory-regression-store/1';
+const CLOSERS = ['close', 'quit', 'disconnect'];
+
+const protocolOut = process.stdout.write.bind(process.stdout);
+process.stdout.write = (chunk, encoding, callback) => process.stderr.write(chunk, encoding, callback);
+const send = message => protocolOut(`${JSON.stringify(message)}\n`);
+
+// What the store raised, its stack cut where the driver's own frames begin.
+function errorOf(error) {
+  if (!(error instanceof Error)) return { name: 'Error', message: `a non-Error was thrown: ${String(error)}`, stack: '' };
+  const lines = String(error.stack ?? '').split('\n');
+  const ours = lines.findIndex(line => line.includes(import.meta.url));
+  return { name: error.name, message: error.message, stack: (ours < 0 ? lines : lines.slice(0, ours)).join('\n') };
+}
+
+async function registerTypeScript(modulePath) {
+  for (const from of [modulePath, import.meta.url]) {
+    try {
+      const api = createRequire(from).resolve('tsx/esm/api');
+      (await import(pathToFileURL(api).href)).register();
+      return;
+    } catch { /* try the next place */ }
+  }
+  throw new Error(`${modulePath} is TypeScript, which needs tsx: npm install --save-dev tsx in the store's project`);
+}
+
+async function load(modulePath, exportName) {
+  if (/\.(ts|mts|cts)$/.test(modulePath)) await registerTypeScript(modulePath);
+  const module = await import(pathToFileURL(modulePath).href);
+  const target = module[exportName] ?? module.default?.[exportName];
+  if (typeof target !== 'function') {
+    const names = [...new Set([...Object.keys(module), ...Object.keys(module.default ?? {})])].filter(n => n !== 'default');
+    throw new Error(`${modulePath} exports no class or function ${JSON.stringify(exportName)} (it exports: ${names.join(', ') || 'nothing'})`);
+  }
+  return target;
+}
+
+const isClass = fn => /^class\b/.test(Function.prototype.toString.call(fn));
+
+// The line of the module where `name` is defined (for the reports' annotations), or null.
+async function definitionLine(modulePath, name) {
+  const { readFile } = await import('node:fs/promises');
+  const lines = (await readFile(modulePath, 'utf8')).split('\n');
+  const defined = new RegExp(`^\\s*(export\\s+)?(default\\s+)?(abstract\\s+)?(async\\s+)?(class|function\\*?)\\s+${name}\\b`
+                             + `|^\\s*(export\\s+)?(const|let|var)\\s+${name}\\s*=`);
+  const at = lines.findIndex(line => defined.test(line));
+  return at < 0 ? null : at + 1;
+}
+
+// The instance's methods, own and inherited, each with its parameters' names.
+function methodsOf(instance) {
+  const names = new Set(Object.keys(instance).filter(name => typeof instance[name] === 'function'));
+  for (let proto = Object.getPrototypeOf(instance); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      if (name !== 'constructor' && typeof Object.getOwnPropertyDescriptor(proto, name).value === 'function') names.add(name);
+    }
+  }
+  return [...names].filter(name => !name.startsWith('_') && !name.startsWith('#')).map(name => ({
+    name, parameters: describeParameters(instance[name]).parameters.map(p => p.name) }));
+}
+
+async function serve(modulePath, exportName) {
+  let factory, described;
+  try {
+    factory = await load(modulePath, exportName);
+    described = { kind: isClass(factory) ? 'class' : 'function', ...describeParameters(factory) };
+  } catch (error) {
+    send({ protocol: PROTOCOL, error: errorOf(error) });
+    return;
+  }
+  send({ protocol: PROTOCOL, store: exportName, source: modulePath, line: await definitionLine(modulePath, exportName),
+         language: `javascript (Node.js ${process.version})`, factory: described });
+  const instances = new Map();
+  let next = 1;
+  const ops = {
+    async build({ args = {} }) {
+      const given = described.style === 'options' ? [args] : described.parameters.map(p => args[p.name]);
+      while (described.style !== 'options' && given.length && given.at(-1) === undefined) given.pop();
+      const instance = described.kind === 'class' ? new factory(...given) : await factory(...given);
+      const id = next++;
+      instances.set(id, instance);
+      return { instance: id, methods: methodsOf(instance) };
+    },
+    async call({ instance, method, args = [] }) {
+      const store = instances.get(instance);
+      if (!store) throw new Error(`no instance ${instance}`);
+      if (typeof store[method] !== 'function') throw new Error(`the store has no method ${method}`);
+      return (await store[method](...args)) ?? null;
+    },
+    async close({ instance }) {
+      const store = instances.get(instance);
+      instances.delete(instance);
+      const closer = CLOSERS.find(name => typeof store?.[name] === 'function');
+      if (closer) await store[closer]();
+      return null;
+    },
+  };
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  lines.on('line', async line => {
+    let request;
+    try {
+      request = JSON.parse(line);
+    } catch {
+      process.stderr.write(`memory-regression driver: not a request: ${line.slice(0, 200)}\n`);
+      return;
+    }
+    const op = ops[request.op];
+    try {
+      if (!op) throw new Error(`unknown op ${JSON.stringify(request.op)}`);
+      send({ id: request.id, result: await op(request) });
+    } catch (error) {
+      send({ id: request.id, error: errorOf(error) });
+    }
+  });
+  lines.on('close', () => process.exit(0));
+}
+
+const [modulePath, exportName] = process.argv.slice(2);
+if (!modulePath || !exportName) {
+  process.stderr.write('usage: node driver.mjs path/to/store-module EXPORT\n');
+  process.exit(2);
+}
+await serve(modulePath, exportName);

@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const DRIVER = fileURLToPath(new URL('../driver.mjs', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('./fixtures/memory.mjs', import.meta.url));
+
+// The driver on one export of the fixture: its greeting, then one answer per request, and its stderr.
+function start(exportName) {
+  const child = spawn(process.execPath, [DRIVER, FIXTURE, exportName], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  let stderr = '';
+  child.stderr.on('data', chunk => { stderr += chunk; });
+  let id = 0;
+  return {
+    async next() { return JSON.parse((await lines.next()).value); },
+    async ask(op, fields) {
+      child.stdin.write(`${JSON.stringify({ id: ++id, op, ...fields })}\n`);
+      const answer = await this.next();
+      assert.equal(answer.id, id);
+      return answer;
+    },
+    stderr: () => stderr,
+    async end() {
+      const exited = child.exitCode !== null ? Promise.resolve(child.exitCode)
+        : new Promise(resolve => child.on('exit', code => resolve(code)));
+      child.stdin.end();
+      return exited;
+    },
+  };
+}
+
+test('greets with the store, builds, calls and closes; the store\'s output stays off the protocol', async () => {
+  const driver = start('MemoryStore');
+  const hello = await driver.next();
+  assert.equal(hello.protocol, 'memory-regression-store/1');
+  assert.deepEqual(hello.factory, { kind: 'class', style: 'options', parameters: [
+    { name: 'maxMessages', optional: true }, { name: 'namespace', optional: true }] });
+  assert.equal(hello.line, 2);
+  const built = await driver.ask('build', { args: { maxMessages: 2 } });
+  assert.deepEqual(built.result.methods.map(m => m.name).sort(), ['addMessage', 'fail', 'getMessages']);
+  assert.deepEqual(built.result.methods.find(m => m.name === 'addMessage').parameters, ['sessionId', 'role', 'content']);
+  const instance = built.result.instance;
+  for (const content of ['a', 'b', 'c']) {
+    assert.equal((await driver.ask('call', { instance, method: 'addMessage', args: ['s', 'user', content] })).result, null);
+  }
+  assert.deepEqual((await driver.ask('call', { instance, method: 'getMessages', args: ['s'] })).result,
+                   [{ role: 'user', content: 'b' }, { role: 'user', content: 'c' }]);
+  assert.match(driver.stderr(), /adding to s/);
+  assert.equal((await driver.ask('close', { instance })).result, null);
+  assert.match((await driver.ask('call', { instance, method: 'getMessages', args: ['s'] })).error.message, /no instance/);
+  assert.equal(await driver.end(), 0);
+});
+
+test('what the store throws comes back with its name and stack, cut where the driver\'s frames begin', async () => {
+  const driver = start('MemoryStore');
+  await driver.next();
+  const { result: { instance } } = await driver.ask('build', { args: {} });
+  const { error } = await driver.ask('call', { instance, method: 'fail', args: [] });
+  assert.equal(error.name, 'RangeError');
+  assert.equal(error.message, 'as asked');
+  assert.match(error.stack, /fixtures\/memory\.mjs/);
+  assert.doesNotMatch(error.stack, /driver\.mjs/);
+  assert.match((await driver.ask('teleport', {})).error.message, /unknown op "teleport"/);
+  await driver.end();
+});
+
+test('a factory function is called with its positional parameters, in order', async () => {
+  const driver = start('makeStore');
+  const hello = await driver.next();
+  assert.deepEqual(hello.factory, { kind: 'function', style: 'positional', parameters: [
+    { name: 'redisUrl', optional: false }, { name: 'ttl', optional: true }] });
+  const built = await driver.ask('build', { args: { redisUrl: 'redis://x' } });
+  assert.deepEqual(built.result.methods, [{ name: 'load', parameters: ['sessionId'] }]);
+  await driver.end();
+});
+
+test('an export the module lacks is said in the greeting, with what it exports', async () => {
+  const driver = start('Nothing');
+  const hello = await driver.next();
+  assert.match(hello.error.message, /exports no class or function "Nothing" \(it exports: MemoryStore, makeStore\)/);
+  assert.equal(await driver.end(), 0);
+});

@@ -1,0 +1,24 @@
+"""What --store names as a store of another language, how its names are spelt for the contract, and
+how what it raised reads (memory_regression/foreign.py); the runs are tests/verdicts/test_foreign.py's."""
+
+from memory_regression.foreign import StoreProcessError, is_foreign, raised, snake
+
+
+def test_a_command_or_a_path_to_a_node_module_is_foreign_and_a_dotted_python_module_is_not():
+    assert all(map(is_foreign, ["cmd:./store --serve", "app/memory.js:Store", "memory.mjs:Store", "m.cts:S"]))
+    assert not any(map(is_foreign, ["app.js:Store", "app/memory.py:Store", "package.module:Store"]))
+
+
+def test_names_are_spelt_as_the_contract_spells_them():
+    assert [snake(name) for name in ("maxMessages", "redisURL", "addMessage", "sessionId", "ttl", "getHTTP2Thing")] \
+        == ["max_messages", "redis_url", "add_message", "session_id", "ttl", "get_http2_thing"]
+
+
+def test_what_the_program_raised_keeps_its_name_message_and_stack_once():
+    error = raised({"name": "ReplyError", "message": "EXECABORT Transaction discarded",
+                    "stack": "ReplyError: EXECABORT Transaction discarded\n    at parse (redis.js:1:2)"})
+    assert isinstance(error, StoreProcessError) and type(error).__name__ == "ReplyError"
+    assert str(error) == "EXECABORT Transaction discarded\n    at parse (redis.js:1:2)"
+    odd = raised({"name": "not an identifier!", "message": "m"})
+    assert type(odd).__name__ == "Error" and str(odd) == "m"
+    assert type(raised("plain text")).__name__ == "Error"
