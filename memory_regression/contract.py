@@ -99,6 +99,19 @@ MESSAGE_PARAMETERS = ("message", "msg", "item", "entry")   # a parameter of thes
 # keys of a whole message, beside role and content, that the suite appends and compares
 MESSAGE_FIELDS = ("tool_calls", "tool_call_id", "name", "metadata")
 
+def _canonical_arguments(call: Any) -> Any:
+    """A tool call whose ``function.arguments`` (a JSON text) is written the one way json.dumps writes it:
+    the same arguments with other whitespace (JavaScript's JSON.stringify writes none) are the same call."""
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("arguments"), str):
+        return call
+    try:
+        arguments = json.dumps(json.loads(function["arguments"]), ensure_ascii=False)
+    except ValueError:
+        return call
+    return {**call, "function": {**function, "arguments": arguments}}
+
+
 # LangChain-style message types and the roles they stand for
 _TYPE_TO_ROLE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool",
                  "function": "function", "chat": "user"}
@@ -121,6 +134,8 @@ class Message:
     @classmethod
     def of(cls, role: str, content: str, **fields: Any) -> "Message":
         present = {key: value for key, value in fields.items() if value not in (None, "", [], {})}
+        if isinstance(present.get("tool_calls"), list):
+            present["tool_calls"] = [_canonical_arguments(call) for call in present["tool_calls"]]
         return cls(role, content, json.dumps(present, sort_keys=True, ensure_ascii=False) if present else "")
 
     def extra(self) -> dict[str, Any]:

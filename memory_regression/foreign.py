@@ -36,6 +36,7 @@ from .contract import UsageError, contract_parameter
 
 PROTOCOL = "memory-regression-store/1"
 COMMAND_PREFIX = "cmd:"
+NODE_PREFIX = "node:"       # a Node.js package's export, resolved from the working directory
 NODE_SUFFIXES = (".mjs", ".js", ".cjs", ".ts", ".mts", ".cts")
 NODE_DRIVER = Path(__file__).resolve().parent / "drivers" / "node" / "driver.mjs"
 HELLO_TIMEOUT_S = 30        # the program's first line, its start and the store module's import: at most
@@ -50,16 +51,20 @@ STDERR_KEPT = 40            # lines of the program's stderr kept for the message
 
 
 class StoreProcessError(RuntimeError):
-    """The store's program raised, exited or broke the protocol during a call: a finding about the store."""
+    """The store's program raised, exited or broke the protocol during a call: a finding about the store.
+    Its frames are the program's, in its notes: the Python frames that carried the call are the
+    harness's (:func:`.frames.without_harness_frames`)."""
 
     __module__ = "store"
+    frames_in_notes = True
 
 
 def is_foreign(spec: str) -> bool:
-    """A command, or a path to a Node.js module (``memory.mjs``; ``app/memory.js``: a dotted
-    ``package.js`` without a slash is a Python module named js, unless such a file is there)."""
+    """A command, a Node.js package's export (``node:@langchain/redis:NAME``), or a path to a Node.js
+    module (``memory.mjs``; ``app/memory.js``: a dotted ``package.js`` without a slash is a Python
+    module named js, unless such a file is there)."""
     module = spec.rpartition(":")[0]
-    return spec.startswith(COMMAND_PREFIX) or module.endswith(NODE_SUFFIXES) and (
+    return spec.startswith((COMMAND_PREFIX, NODE_PREFIX)) or module.endswith(NODE_SUFFIXES) and (
         any(mark in module for mark in "/\\") or module.endswith((".mjs", ".cjs", ".mts", ".cts"))
         or os.path.isfile(module))
 
@@ -74,10 +79,13 @@ def command_of(spec: str, workdir: Path) -> list[str]:
         if not argv:
             raise UsageError(f"--store {spec!r}: no command after {COMMAND_PREFIX!r}")
     else:
-        module, _, name = spec.rpartition(":")
-        if not (workdir / module).is_file():
+        module, _, name = spec.removeprefix(NODE_PREFIX).rpartition(":")
+        if not module or not name:
+            raise UsageError(f"--store {spec!r} is not of the form {NODE_PREFIX}PACKAGE:NAME")
+        is_package = spec.startswith(NODE_PREFIX) and not module.endswith(NODE_SUFFIXES)
+        if not is_package and not (workdir / module).is_file():
             raise UsageError(f"--store {spec!r}: no file {module} under the working directory {workdir}")
-        argv = ["node", str(NODE_DRIVER), str((workdir / module).resolve()), name]
+        argv = ["node", str(NODE_DRIVER), module if is_package else str((workdir / module).resolve()), name]
     if shutil.which(argv[0]) is None and not (workdir / argv[0]).is_file():
         raise UsageError(f"--store {spec!r}: {argv[0]!r} is not installed or not on PATH"
                          + (" (a Node.js store needs Node.js 18 or later: apt-get install nodejs)"
@@ -106,6 +114,7 @@ class Channel:
         self.ids = itertools.count(1)
         self.waiting: dict[int, list] = {}       # id -> [event, answer]
         self.ended: str | None = None            # why no more answers come
+        self.stderr_end = ""                     # ... and the end of the program's stderr then
         self.hello: dict[str, Any] | None = None
         self.greeted = threading.Event()
         threading.Thread(target=self._read_stderr, daemon=True).start()
@@ -139,9 +148,9 @@ class Channel:
         self._end(f"it exited with status {self.process.returncode}")
 
     def _end(self, why: str) -> None:
-        tail = "".join(f"  {line}\n" for line in self.stderr)
-        self.ended = ((f"its stderr ended:\n{tail}" if tail else "")
-                      + f"the store's program ({shlex.join(self.argv)}): {why}")
+        tail = "\n".join(f"  {line}" for line in self.stderr)
+        self.ended = f"the store's program ({shlex.join(self.argv)}): {why}"
+        self.stderr_end = f"its stderr ended:\n{tail}" if tail else ""
         self.greeted.set()
         for event, _answer in list(self.waiting.values()):
             event.set()
@@ -152,8 +161,16 @@ class Channel:
         if not self.greeted.wait(timeout):
             self._end(f"it said nothing within {timeout:g} s of starting")
         if self.hello is None:
-            raise UsageError(f"--store {self.spec!r}: {self.ended}")
+            raise UsageError(f"--store {self.spec!r}: {self.ended}"
+                             + (f"; {self.stderr_end}" if self.stderr_end else ""))
         return self.hello
+
+    def gone(self) -> StoreProcessError:
+        """The error of a call that no answer will come to, the end of the program's stderr beneath it."""
+        error = StoreProcessError(self.ended)
+        if self.stderr_end:
+            error.add_note(self.stderr_end)
+        return error
 
     def close(self) -> None:
         """End the program: its stdin closed, as the protocol's end; killed if it lingers."""
@@ -168,7 +185,7 @@ class Channel:
         waiter: list = [threading.Event(), None]
         with self.lock:
             if self.ended:
-                raise StoreProcessError(self.ended)
+                raise self.gone()
             number = next(self.ids)
             self.waiting[number] = waiter
             try:
@@ -179,7 +196,7 @@ class Channel:
         waiter[0].wait()
         answer = waiter[1]
         if answer is None:
-            raise StoreProcessError(self.ended)
+            raise self.gone()
         if "error" in answer:
             raise raised(answer["error"])
         return answer.get("result")
@@ -195,10 +212,13 @@ def raised(error: Any) -> StoreProcessError:
     name = str(error.get("name") or "Error")
     name = name if name.isidentifier() else "Error"
     message, stack = str(error.get("message", "")), str(error.get("stack") or "")
-    frames = stack.removeprefix(f"{name}: {message}") if stack.startswith(f"{name}: ") else f"\n{stack}"
+    frames = (stack.removeprefix(f"{name}: {message}") if stack.startswith(f"{name}: ") else f"\n{stack}").strip("\n")
     if name not in _ERRORS:
         _ERRORS[name] = type(name, (StoreProcessError,), {"__module__": "store"})
-    return _ERRORS[name]((message + frames).rstrip())
+    found = _ERRORS[name](message)
+    if frames:   # shown under the error in the reports' details, as a Python store's traceback is
+        found.add_note(frames)
+    return found
 
 
 _channels: dict[tuple[int, str], Channel] = {}

@@ -35,7 +35,8 @@ def harness_frame(filename: str, function: str) -> bool:
 def without_harness_frames(exc: BaseException) -> None:
     """Leave the harness's frames out of ``exc``'s traceback and of those of the exceptions chained
     to it. A traceback that holds nothing else is left whole: the failure is then the harness's own,
-    and its frames are all there is to show."""
+    and its frames are all there is to show; unless the exception is a store's of another language
+    (``frames_in_notes``), whose frames are the notes it carries."""
     pending, seen = [exc], set()
     while pending:
         for chained in exception_chain(pending.pop()):
@@ -43,7 +44,7 @@ def without_harness_frames(exc: BaseException) -> None:
                 continue
             seen.add(id(chained))
             kept = _relinked(chained.__traceback__)
-            if kept is not None:
+            if kept is not None or getattr(chained, "frames_in_notes", False):
                 chained.__traceback__ = kept
             pending.extend(getattr(chained, "exceptions", ()))
 

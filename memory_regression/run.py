@@ -25,6 +25,7 @@ from . import html_report, renderings, reports
 from .backend import BackendError, BackendUsageError
 from .engines import Engines, open_engines
 from .baseline import compare
+from .foreign import close_all as close_programs
 from .capabilities import Capability, Guarantee, conformance_level
 from .interrupts import INTERRUPTS
 from .leftovers import become_subreaper, children, end_leftovers
@@ -359,6 +360,7 @@ class SuiteRun:
         that had not ended are killed."""
         if not self.owns_process:
             return
+        close_programs()   # the programs of stores of another language this process ran (-n 0): ours, not left over
         workers = self.supervisor.worker_pids() if self.supervisor is not None else set()
         self.summary.leftovers += [self.redactor.text(text)
                                    for text in end_leftovers(self.own_children | workers, ending=workers)]

@@ -53,7 +53,8 @@ MAX_WINDOW = 10_000   # the largest --window-sizes entry; bench/bench_window_cos
 
 OPTIONS: tuple[Option, ...] = (
     Option("--store", None, "your store: path/to/file.py:NAME or package.module:NAME (a class or factory); "
-           "path/to/file.mjs:NAME for a Node.js module's export (.js, .cjs, .ts too); 'cmd:PROGRAM ARGS' for any "
+           "path/to/file.mjs:NAME for a Node.js module's export (.js, .cjs, .ts too), node:PACKAGE:NAME for a "
+           "Node.js package's; 'cmd:PROGRAM ARGS' for any "
            "program that speaks the store protocol (docs/protocol.md)", "SPEC"),
     Option("--window-sizes", "5,20", f"count windows N to test, comma-separated, each 1 to {MAX_WINDOW:,}", "N,N"),
     Option("--window-policy", SUFFIX_NAME, "what your store keeps within its window: suffix (the newest "

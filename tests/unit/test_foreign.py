@@ -5,7 +5,8 @@ from memory_regression.foreign import StoreProcessError, is_foreign, raised, sna
 
 
 def test_a_command_or_a_path_to_a_node_module_is_foreign_and_a_dotted_python_module_is_not():
-    assert all(map(is_foreign, ["cmd:./store --serve", "app/memory.js:Store", "memory.mjs:Store", "m.cts:S"]))
+    assert all(map(is_foreign, ["cmd:./store --serve", "app/memory.js:Store", "memory.mjs:Store", "m.cts:S",
+                                "node:@langchain/redis:RedisChatMessageHistory"]))
     assert not any(map(is_foreign, ["app.js:Store", "app/memory.py:Store", "package.module:Store"]))
 
 
@@ -18,7 +19,7 @@ def test_what_the_program_raised_keeps_its_name_message_and_stack_once():
     error = raised({"name": "ReplyError", "message": "EXECABORT Transaction discarded",
                     "stack": "ReplyError: EXECABORT Transaction discarded\n    at parse (redis.js:1:2)"})
     assert isinstance(error, StoreProcessError) and type(error).__name__ == "ReplyError"
-    assert str(error) == "EXECABORT Transaction discarded\n    at parse (redis.js:1:2)"
+    assert str(error) == "EXECABORT Transaction discarded" and error.__notes__ == ["    at parse (redis.js:1:2)"]
     odd = raised({"name": "not an identifier!", "message": "m"})
     assert type(odd).__name__ == "Error" and str(odd) == "m"
     assert type(raised("plain text")).__name__ == "Error"

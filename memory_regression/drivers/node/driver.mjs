@@ -7,47 +7,63 @@
 // The store's own output (console.log included) goes to stderr: stdout carries the protocol only.
 // A TypeScript module (.ts, .mts, .cts) is loaded through tsx, from the store's project or this
 // package's own dependencies.
-import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { FRAMEWORKS } from './frameworks.mjs';
 import { describeParameters } from './parameters.mjs';
+import { esmEntry, splitSpecifier } from './resolve.mjs';
 
 export const PROTOCOL = 'memory-regression-store/1';
 const CLOSERS = ['close', 'quit', 'disconnect'];
+const OWN_FILES = ['driver.mjs', 'frameworks.mjs'].map(name => new URL(name, import.meta.url).href);
 
 const protocolOut = process.stdout.write.bind(process.stdout);
 process.stdout.write = (chunk, encoding, callback) => process.stderr.write(chunk, encoding, callback);
 const send = message => protocolOut(`${JSON.stringify(message)}\n`);
 
-// What the store raised, its stack cut where the driver's own frames begin.
+// What the store raised, its stack cut where the driver's own frames begin (this one's, a framework's).
 function errorOf(error) {
   if (!(error instanceof Error)) return { name: 'Error', message: `a non-Error was thrown: ${String(error)}`, stack: '' };
   const lines = String(error.stack ?? '').split('\n');
-  const ours = lines.findIndex(line => line.includes(import.meta.url));
+  const ours = lines.findIndex(line => OWN_FILES.some(file => line.includes(file)));
   return { name: error.name, message: error.message, stack: (ours < 0 ? lines : lines.slice(0, ours)).join('\n') };
 }
 
 async function registerTypeScript(modulePath) {
-  for (const from of [modulePath, import.meta.url]) {
+  for (const from of [modulePath, fileURLToPath(import.meta.url)]) {
+    let entry;
     try {
-      const api = createRequire(from).resolve('tsx/esm/api');
-      (await import(pathToFileURL(api).href)).register();
-      return;
-    } catch { /* try the next place */ }
+      entry = esmEntry(from, 'tsx', './esm/api');
+    } catch {
+      continue;   // not installed there: the next place
+    }
+    (await import(entry.href)).register();
+    return;
   }
   throw new Error(`${modulePath} is TypeScript, which needs tsx: npm install --save-dev tsx in the store's project`);
 }
 
-async function load(modulePath, exportName) {
-  if (/\.(ts|mts|cts)$/.test(modulePath)) await registerTypeScript(modulePath);
-  const module = await import(pathToFileURL(modulePath).href);
-  const target = module[exportName] ?? module.default?.[exportName];
+// The module's file URL: a path, or a package specifier ('@langchain/redis') resolved from the working directory.
+function moduleURL(module) {
+  if (existsSync(module)) return pathToFileURL(resolve(module));
+  return esmEntry(join(process.cwd(), 'package.json'), ...splitSpecifier(module));
+}
+
+// The module's export, and the module's file.
+async function load(module, exportName) {
+  if (/\.(ts|mts|cts)$/.test(module)) await registerTypeScript(module);
+  const url = moduleURL(module);
+  const modulePath = fileURLToPath(url);
+  const module_ = await import(url.href);
+  const target = module_[exportName] ?? module_.default?.[exportName];
   if (typeof target !== 'function') {
-    const names = [...new Set([...Object.keys(module), ...Object.keys(module.default ?? {})])].filter(n => n !== 'default');
+    const names = [...new Set([...Object.keys(module_), ...Object.keys(module_.default ?? {})])].filter(n => n !== 'default');
     throw new Error(`${modulePath} exports no class or function ${JSON.stringify(exportName)} (it exports: ${names.join(', ') || 'nothing'})`);
   }
-  return target;
+  return [target, modulePath];
 }
 
 const isClass = fn => /^class\b/.test(Function.prototype.toString.call(fn));
@@ -74,11 +90,14 @@ function methodsOf(instance) {
     name, parameters: describeParameters(instance[name]).parameters.map(p => p.name) }));
 }
 
-async function serve(modulePath, exportName) {
-  let factory, described;
+async function serve(module, exportName) {
+  let factory, modulePath, described, framework;
   try {
-    factory = await load(modulePath, exportName);
-    described = { kind: isClass(factory) ? 'class' : 'function', ...describeParameters(factory) };
+    [factory, modulePath] = await load(module, exportName);
+    framework = FRAMEWORKS.find(known => known.recognises(factory));
+    described = framework ? { kind: 'framework', framework: framework.name, style: 'options',
+                              parameters: framework.parameters }
+      : { kind: isClass(factory) ? 'class' : 'function', ...describeParameters(factory) };
   } catch (error) {
     send({ protocol: PROTOCOL, error: errorOf(error) });
     return;
@@ -91,7 +110,8 @@ async function serve(modulePath, exportName) {
     async build({ args = {} }) {
       const given = described.style === 'options' ? [args] : described.parameters.map(p => args[p.name]);
       while (described.style !== 'options' && given.length && given.at(-1) === undefined) given.pop();
-      const instance = described.kind === 'class' ? new factory(...given) : await factory(...given);
+      const instance = framework ? await framework.build(factory, args, modulePath)
+        : described.kind === 'class' ? new factory(...given) : await factory(...given);
       const id = next++;
       instances.set(id, instance);
       return { instance: id, methods: methodsOf(instance) };
@@ -130,9 +150,9 @@ async function serve(modulePath, exportName) {
   lines.on('close', () => process.exit(0));
 }
 
-const [modulePath, exportName] = process.argv.slice(2);
-if (!modulePath || !exportName) {
-  process.stderr.write('usage: node driver.mjs path/to/store-module EXPORT\n');
+const [module, exportName] = process.argv.slice(2);
+if (!module || !exportName) {
+  process.stderr.write('usage: node driver.mjs path/to/store-module|package EXPORT\n');
   process.exit(2);
 }
-await serve(modulePath, exportName);
+await serve(module, exportName);

@@ -7,9 +7,9 @@ import { fileURLToPath } from 'node:url';
 const DRIVER = fileURLToPath(new URL('../driver.mjs', import.meta.url));
 const FIXTURE = fileURLToPath(new URL('./fixtures/memory.mjs', import.meta.url));
 
-// The driver on one export of the fixture: its greeting, then one answer per request, and its stderr.
-function start(exportName) {
-  const child = spawn(process.execPath, [DRIVER, FIXTURE, exportName], { stdio: ['pipe', 'pipe', 'pipe'] });
+// The driver on one export of a fixture: its greeting, then one answer per request, and its stderr.
+function start(exportName, fixture = FIXTURE) {
+  const child = spawn(process.execPath, [DRIVER, fixture, exportName], { stdio: ['pipe', 'pipe', 'pipe'] });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   let stderr = '';
   child.stderr.on('data', chunk => { stderr += chunk; });
@@ -82,4 +82,14 @@ test('an export the module lacks is said in the greeting, with what it exports',
   const hello = await driver.next();
   assert.match(hello.error.message, /exports no class or function "Nothing" \(it exports: MemoryStore, makeStore\)/);
   assert.equal(await driver.end(), 0);
+});
+
+test('a CommonJS module\'s export is served as an ES module\'s is', async () => {
+  const driver = start('CommonStore', fileURLToPath(new URL('./fixtures/common.cjs', import.meta.url)));
+  const hello = await driver.next();
+  assert.deepEqual(hello.factory.parameters, [{ name: 'sessionId', optional: false }, { name: 'maxMessages', optional: true }]);
+  assert.equal(hello.line, 2);
+  const built = await driver.ask('build', { args: { sessionId: 's' } });
+  assert.deepEqual((await driver.ask('call', { instance: built.result.instance, method: 'load', args: [] })).result, []);
+  await driver.end();
 });
