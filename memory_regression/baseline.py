@@ -108,6 +108,17 @@ class FigureChange:
         return {**asdict(self), "change": round(self.change, 3), "verdict": self.verdict}
 
 
+FIGURE_COLUMNS = ("case", "figure", "baseline", "now", "change", "")
+
+
+def figure_change_cells(change: dict[str, Any]) -> list[str]:
+    """A compared figure (``Comparison.figures``' entry) as the reports' table shows it, one text per
+    :data:`FIGURE_COLUMNS`: its verdict, and beyond the noise, the noise it is beyond."""
+    verdict = change["verdict"] + ("" if change["verdict"] == "within the noise" else f" (beyond {change['noise']:g}×)")
+    return [change["case"], change["figure"], f"{change['before']:g}", f"{change['now']:g}", f"{change['change']:.2f}×",
+            verdict]
+
+
 def figure_values(summary: dict[str, Any]) -> dict[tuple[str, str], float]:
     """The figures a summary's run measured, by (case, figure): each latency operation's p50 and p95
     as multiples of the floor, and each footprint's bytes per message."""

@@ -189,11 +189,10 @@ def _figure_changes(changes: list[dict]) -> str:
     """The figures both runs measured, each with its change and whether it is beyond the noise."""
     if not changes:
         return ""
-    return ("<table class='memory-figure-changes'><tr><th>case</th><th>figure</th><th>baseline</th><th>now</th>"
-            "<th>change</th><th></th></tr>" + "".join(
-                f"<tr><td>{html.escape(change['case'])}</td><td>{html.escape(change['figure'])}</td>"
-                f"<td>{change['before']:g}</td><td>{change['now']:g}</td><td>{change['change']:.2f}×</td>"
-                f"<td>{html.escape(change['verdict'])}</td></tr>" for change in changes) + "</table>")
+    rows = [baseline.FIGURE_COLUMNS, *map(baseline.figure_change_cells, changes)]
+    return ("<table class='memory-figure-changes'>"
+            + "".join("<tr>" + "".join(f"<{tag}>{html.escape(cell)}</{tag}>" for cell in row) + "</tr>"
+                      for tag, row in zip(["th", *["td"] * len(changes)], rows)) + "</table>")
 
 
 def _cell(cell: Any, several: bool) -> str:

@@ -267,11 +267,10 @@ def render_comparison_markdown(comparison: dict) -> list[str]:
     if comparison.get("figures"):
         lines += ["", "Figures both runs measured (latency as multiples of the Redis floor of its own run; a change "
                   "counts beyond what identical runs move it by):", "",
-                  "| case | figure | baseline | now | change | |", "|---|---|---|---|---|---|"]
-        lines += [f"| {_md_code(change['case'])} | {change['figure']} | {change['before']:g} | {change['now']:g} | "
-                  f"{change['change']:.2f}× | {change['verdict']}"
-                  + ("" if change["verdict"] == "within the noise" else f" (beyond {change['noise']:g}×)") + " |"
-                  for change in comparison["figures"]]
+                  "| " + " | ".join(baseline.FIGURE_COLUMNS) + " |", "|---" * len(baseline.FIGURE_COLUMNS) + "|"]
+        for change in comparison["figures"]:
+            case, *rest = baseline.figure_change_cells(change)
+            lines.append(f"| {_md_code(case)} | " + " | ".join(map(_md_escape, rest)) + " |")
     return lines
 
 

@@ -67,7 +67,7 @@ def bind(settings: Settings, probe: Any) -> StoreBinding:
     spec = settings.store_spec
     factory, source = (load_foreign(spec, settings.workdir, settings.scenario_timeout / 2) if is_foreign(spec)
                        else load_object(spec, settings.workdir))
-    return bind_store(settings.store_spec, factory, source, settings.method_overrides, probe, settings.store_params)
+    return bind_store(spec, factory, source, settings.method_overrides, probe, settings.store_params)
 
 
 def counter_for(settings: Settings, profile: ModelProfile | None) -> TokenCounter:

@@ -7,7 +7,7 @@
 // The store's own output (console.log included) goes to stderr: stdout carries the protocol only.
 // A TypeScript module (.ts, .mts, .cts) is loaded through tsx, from the store's project or this
 // package's own dependencies.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -69,9 +69,8 @@ async function load(module, exportName) {
 const isClass = fn => /^class\b/.test(Function.prototype.toString.call(fn));
 
 // The line of the module where `name` is defined (for the reports' annotations), or null.
-async function definitionLine(modulePath, name) {
-  const { readFile } = await import('node:fs/promises');
-  const lines = (await readFile(modulePath, 'utf8')).split('\n');
+function definitionLine(modulePath, name) {
+  const lines = readFileSync(modulePath, 'utf8').split('\n');
   const defined = new RegExp(`^\\s*(export\\s+)?(default\\s+)?(abstract\\s+)?(async\\s+)?(class|function\\*?)\\s+${name}\\b`
                              + `|^\\s*(export\\s+)?(const|let|var)\\s+${name}\\s*=`);
   const at = lines.findIndex(line => defined.test(line));
@@ -102,7 +101,7 @@ async function serve(module, exportName) {
     send({ protocol: PROTOCOL, error: errorOf(error) });
     return;
   }
-  send({ protocol: PROTOCOL, store: exportName, source: modulePath, line: await definitionLine(modulePath, exportName),
+  send({ protocol: PROTOCOL, store: exportName, source: modulePath, line: definitionLine(modulePath, exportName),
          language: `javascript (Node.js ${process.version})`, factory: described });
   const instances = new Map();
   let next = 1;
