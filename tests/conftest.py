@@ -20,6 +20,7 @@ import uuid
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from junitparser import JUnitXml
@@ -105,6 +106,14 @@ def assert_well_formed(result: RunResult) -> None:
         summary["exit_code"] == 1 and result.exit_code == 0), result.output   # fail-on-failure false
     assert (result.report_dir / "summary.md").read_text(encoding="utf-8").startswith("## Memory regression")
     ET.parse(result.report_dir / "junit.xml")
+
+
+def unavailable(requirement: str, why: str) -> NoReturn:
+    """What a test needs is not here (``why``, with how to install it): skipped, or failed where the
+    environment requires it with ``requirement=1`` (REQUIRE_DOCKER and the like, as .ci/run sets them)."""
+    if os.environ.get(requirement) == "1":
+        pytest.fail(f"{requirement}=1 but {why}")
+    pytest.skip(why)
 
 
 def assert_usage_error(result, *phrases):

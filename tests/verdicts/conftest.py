@@ -7,11 +7,10 @@ Stores built on Redis modules run against Redis Stack (fixture ``redis_stack``:
 tests skip; with REQUIRE_REDIS_MODULES=1, as in CI, they fail instead.
 """
 
-import os
 
 import pytest
 
-from tests.conftest import ROOT, run_forked_entrypoint, start_redis_stack
+from tests.conftest import ROOT, run_forked_entrypoint, start_redis_stack, unavailable
 
 
 @pytest.fixture
@@ -28,8 +27,7 @@ def redis_stack(tmp_path_factory):
     try:
         stack = start_redis_stack(tmp_path_factory.mktemp("libssl-1.1"))
     except ImportError as exc:
-        if os.environ.get("REQUIRE_REDIS_MODULES") == "1":
-            pytest.fail(f"REQUIRE_REDIS_MODULES=1 but {exc.name} is not installed (pip install -e '.[test]')")
-        pytest.skip(f"{exc.name} is not installed (the test extras install it on Python 3.11)")
+        unavailable("REQUIRE_REDIS_MODULES", f"{exc.name} is not installed (pip install -e '.[test]' installs it "
+                                             "on Python 3.11)")
     yield stack
     stack.stop()

@@ -5,14 +5,13 @@ named; LangChain.js's Redis history runs natively, failing only where the librar
 store that throws or exits is a finding with its own error; a program that breaks the protocol, or a
 parameter that cannot cross to another process, is a usage error, never a hang."""
 
-import os
 import re
 import shutil
 import subprocess
 
 import pytest
 
-from tests.conftest import ROOT, assert_usage_error
+from tests.conftest import assert_usage_error, ROOT, unavailable
 from tests.corpus import BROKEN, declared_cause
 from tests.stores import broken
 from tests.verdicts.test_corpus import SLOW_GROUPS
@@ -33,9 +32,7 @@ def node_stores():
                f"the Node.js stores' dependencies are not installed: npm ci --prefix {uninstalled[0]}"
                if uninstalled else None)
     if missing:
-        if os.environ.get("REQUIRE_NODE") == "1":
-            pytest.fail(f"REQUIRE_NODE=1 but {missing}")
-        pytest.skip(missing)
+        unavailable("REQUIRE_NODE", missing)
 
 
 def test_the_node_example_gets_what_its_python_twin_gets(run_suite, tmp_path):
