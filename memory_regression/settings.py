@@ -104,8 +104,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--run-timeout", "3600", "seconds the whole run may take: past it the workers are stopped and the "
            "reports written, saying \"did not finish\" (exit 1)", "SECONDS", runner_only=True),
     Option("--baseline", None, "the summary.json of an earlier run (the base branch's) to compare this run "
-           "with: every report then says which scenarios newly fail or pass, and what the conformance level and "
-           "the warnings lost or gained", "FILE", runner_only=True),
+           "with: every report then says which scenarios newly fail or pass, what the conformance level and the "
+           "warnings lost or gained, and which figures (latency against the Redis floor, bytes per message) moved "
+           "beyond the noise", "FILE", runner_only=True),
     Option("--write-baseline", None, "also write this run's summary as a baseline to commit (memory-baseline.json), "
            "for --baseline to compare later runs with: summary.json without what changes between runs of the same "
            "code (durations, the server's port, report paths); written when the run judged the store", "FILE",
