@@ -134,10 +134,10 @@ class Death:
         cutoff = self.cutoff
         if cutoff is not None and cutoff.by_call:
             return (f"the store's {cutoff.call.text} did not return within {cutoff.timeout:g} s {self.during}: "
-                    "cut off (a hang, or a blocking call without a timeout)")
+                    "cut off (a hang, a blocking call without a timeout, or retries that outlast it)")
         if cutoff is not None and self.phase == "starting":
             return (f"the store did not return within {cutoff.timeout:g} s {self.during}: cut off by the "
-                    "scenario timeout (a hang, or a blocking call without a timeout)")
+                    "scenario timeout (a hang, a blocking call without a timeout, or retries that outlast it)")
         if cutoff is not None:
             running = f"; it was in {cutoff.call.text} for {cutoff.call_s:.1f} s" if cutoff.call else ""
             return (f"the scenario did not finish within {cutoff.timeout:g} s {self.during}: cut off by the "

@@ -56,7 +56,8 @@ def slow(name):
     ("KillsItself", "the store's process was killed by SIGKILL (the out-of-memory killer, or a kill -9) "
                     f"during test_core.py::{ROUND_TRIP}", None, "SIGKILL"),
     ("SpinsInC", f"the store's {ROUND_TRIP_CALL} did not return within {CALL_TIMEOUT} s during "
-                 f"test_core.py::{ROUND_TRIP}: cut off (a hang, or a blocking call without a timeout)",
+                 f"test_core.py::{ROUND_TRIP}: cut off (a hang, a blocking call without a timeout, or retries that "
+                 "outlast it)",
      "in misbehave", "did not return"),
     ("Sleeps", f"the store's {ROUND_TRIP_CALL} did not return within {CALL_TIMEOUT} s during "
                f"test_core.py::{ROUND_TRIP}: cut off", "in misbehave", "did not return"),
