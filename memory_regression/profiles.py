@@ -23,6 +23,7 @@ from typing import Any, Callable
 import yaml
 
 from .contract import UsageError
+from .foreign import is_foreign, load_foreign_function
 from .loader import load_object
 
 
@@ -135,7 +136,8 @@ def _with_overhead(tokens: Callable[[str], int], overhead: int) -> Callable[[str
 def resolve_counter(profile: ModelProfile, override: str | None, workdir: Path) -> TokenCounter:
     """The counter for a profile: --token-counter if given, else the profile's own tokenizer."""
     if override and ":" in override:
-        function, _source = load_object(override, workdir, what="token-counter")
+        function = (load_foreign_function(override, workdir, "--token-counter") if is_foreign(override)
+                    else load_object(override, workdir, what="token-counter")[0])
         if not callable(function):
             raise UsageError(f"--token-counter {override!r} is not callable")
         check_counter(function, override)

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from memory_regression.adapter import StoreAdapter
 from memory_regression.contract import Message
 from memory_regression.conversations import numbered_messages
 from memory_regression.proxy import WRITE_COMMANDS, ReplyDroppingProxy
@@ -109,15 +110,27 @@ def test_store_raises_when_the_server_is_down(stores):
                                                "happened" if not history else "a history from somewhere else"))
 
 
-def _blind_retry(message: Message, copies: int, lost: str) -> str:
+# how a client of the store's language re-sends a write whose reply was lost, and how to stop it
+CLIENT_RESENDS = {
+    "python": ("redis-py's Redis(host=..., port=...) re-sends a command whose reply was lost, up to 10 times by "
+               "default in redis-py 8.1: retry=Retry(ExponentialWithJitterBackoff(...), 10); Redis.from_url does "
+               "not; and redis-py's Redis.transaction() runs a watched transaction again when the connection died "
+               "during its EXEC, which redis-py reports as a WatchError", "disable retries for it "
+               "(retry=Retry(NoBackoff(), 0))"),
+    "javascript": ("ioredis re-sends the commands in flight when its connection drops, a lone script (EVAL, "
+                   "EVALSHA) included (autoResendUnfulfilledCommands, true by default), though not a MULTI/EXEC "
+                   "transaction; node-redis does not", "with ioredis, send the write in MULTI/EXEC "
+                   "(autoResendUnfulfilledCommands: false leaves the command unanswered instead, in ioredis 5.11.1: "
+                   "a hang)"),
+}
+
+
+def _blind_retry(store: StoreAdapter, message: Message, copies: int, lost: str) -> str:
+    client, fix = CLIENT_RESENDS.get(store.binding.language.split()[0], ("", "disable the client's retries for it"))
     return (f"{message.describe()} is stored {copies} times {lost}: the append was sent again, a blind retry of "
-            "a non-idempotent write, by the store's own retry loop or by its client (redis-py's Redis(host=..., "
-            "port=...) re-sends a command whose reply was lost, up to 10 times by default in redis-py 8.1: "
-            "retry=Retry(ExponentialWithJitterBackoff(...), 10); Redis.from_url does not; and redis-py's "
-            "Redis.transaction() runs a watched transaction again when the connection died during its EXEC, "
-            "which redis-py reports as a WatchError). Make the append "
-            "idempotent (an id per message, written once: a script or SET NX that skips an id already stored) or "
-            "let it raise: disable retries for it (retry=Retry(NoBackoff(), 0))")
+            f"a non-idempotent write, by the store's own retry loop or by its client{f' ({client})' if client else ''}"
+            ". Make the append idempotent (an id per message, written once: a script or SET NX that skips an id "
+            f"already stored) or let it raise: {fix}")
 
 
 def _outcome(raised: Exception | None, lost: str, copies: int) -> str:
@@ -139,7 +152,8 @@ def test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost(store
 
     If a message is stored twice: the append was sent again after its reply was lost, a blind
     retry. Either the store retries on a connection error, or its client does (redis-py's
-    ``Redis(host=..., port=...)`` does by default, ``Redis.from_url`` does not), or it appends
+    ``Redis(host=..., port=...)`` does by default, ``Redis.from_url`` does not; in Node.js, ioredis
+    re-sends the commands in flight when its connection drops, a MULTI/EXEC transaction excepted), or it appends
     through redis-py's ``Redis.transaction()``, which retries every WatchError, and redis-py raises
     one when the connection dies during a watched EXEC. A store cannot
     know whether a write whose reply was lost was executed: make the append idempotent (an id per
@@ -174,7 +188,7 @@ def test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost(store
                         "although no reply was lost (it sent none of the write commands the proxy knows: "
                         f"{', '.join(sorted(WRITE_COMMANDS))})")
                 copies = Counter(store.load("lossy"))[stored]
-                assert copies <= 1, _blind_retry(stored, copies, lost)
+                assert copies <= 1, _blind_retry(store, stored, copies, lost)
                 if raised is None:
                     assert copies == 1, (f"append returned as if stored {lost}, but {stored.describe()} is not in "
                                          "the history: the store swallowed the connection error, and the message "
@@ -188,7 +202,7 @@ def test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost(store
                     expected.append(stored)
             history = store.load("lossy")
             twice = next(((message, count) for message, count in Counter(history).items() if count > 1), None)
-            assert twice is None, _blind_retry(*twice, f"after {turn + 1} turns, one reply lost in turn "
+            assert twice is None, _blind_retry(store, *twice, f"after {turn + 1} turns, one reply lost in turn "
                                                        f"{LOSSY_APPEND[0] + 1}")
             assert_history(expected, [message for message in history if message not in unjudged], appended,
                            context=f"after {turn + 1} turns, one reply lost in turn {LOSSY_APPEND[0] + 1}: ")

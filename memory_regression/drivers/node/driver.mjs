@@ -17,6 +17,7 @@ import { describeParameters } from './parameters.mjs';
 import { esmEntry, splitSpecifier } from './resolve.mjs';
 
 export const PROTOCOL = 'memory-regression-store/1';
+const FUNCTION = '$function';
 const CLOSERS = ['close', 'quit', 'disconnect'];
 const OWN_FILES = ['driver.mjs', 'frameworks.mjs'].map(name => new URL(name, import.meta.url).href);
 
@@ -89,6 +90,40 @@ function methodsOf(instance) {
     name, parameters: describeParameters(instance[name]).parameters.map(p => p.name) }));
 }
 
+// The suite's functions (a token counter, a summariser) as async functions of this program: a call
+// sends { callback, function, args } and resolves with the suite's answer, or rejects with its error.
+const callbacks = new Map();
+let nextCallback = 1;
+
+function suiteFunction(number) {
+  return (...args) => new Promise((resolve, reject) => {
+    const callback = nextCallback++;
+    callbacks.set(callback, { resolve, reject });
+    send({ callback, function: number, args });
+  });
+}
+
+function answered({ callback, result, error }) {
+  const waiting = callbacks.get(callback);
+  if (!waiting) return;
+  callbacks.delete(callback);
+  if (!error) return waiting.resolve(result);
+  const thrown = new Error(error.message);
+  thrown.name = error.name;
+  waiting.reject(thrown);
+}
+
+// The build's arguments, a function of the suite's ({ "$function": N }) made callable.
+const withFunctions = args => Object.fromEntries(Object.entries(args).map(([name, value]) =>
+  [name, value && typeof value === 'object' && FUNCTION in value ? suiteFunction(value[FUNCTION]) : value]));
+
+// How the instance's compaction summary counts toward its window: its summaryInWindow, else undefined.
+function summaryInWindow(instance) {
+  const said = [instance.summaryInWindow, instance.summary_in_window, instance.constructor?.summaryInWindow,
+                instance.constructor?.summary_in_window].find(value => typeof value === 'boolean');
+  return said === undefined ? {} : { summary_in_window: said };
+}
+
 async function serve(module, exportName) {
   let factory, modulePath, described, framework;
   try {
@@ -106,14 +141,18 @@ async function serve(module, exportName) {
   const instances = new Map();
   let next = 1;
   const ops = {
-    async build({ args = {} }) {
+    async build({ args: sent = {} }) {
+      const args = withFunctions(sent);
       const given = described.style === 'options' ? [args] : described.parameters.map(p => args[p.name]);
       while (described.style !== 'options' && given.length && given.at(-1) === undefined) given.pop();
       const instance = framework ? await framework.build(factory, args, modulePath)
         : described.kind === 'class' ? new factory(...given) : await factory(...given);
       const id = next++;
       instances.set(id, instance);
-      return { instance: id, methods: methodsOf(instance) };
+      return { instance: id, methods: methodsOf(instance), ...summaryInWindow(instance) };
+    },
+    async invoke({ args = [] }) {   // the export itself, a plain function: a token counter
+      return (await factory(...args)) ?? null;
     },
     async call({ instance, method, args = [] }) {
       const store = instances.get(instance);
@@ -138,6 +177,7 @@ async function serve(module, exportName) {
       process.stderr.write(`memory-regression driver: not a request: ${line.slice(0, 200)}\n`);
       return;
     }
+    if ('callback' in request) return answered(request);
     const op = ops[request.op];
     try {
       if (!op) throw new Error(`unknown op ${JSON.stringify(request.op)}`);

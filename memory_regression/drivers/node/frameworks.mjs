@@ -39,9 +39,9 @@ function fromLangChain(message) {
   return found;
 }
 
-// LangChain.js chat histories (BaseListChatMessageHistory, as @langchain/redis's RedisChatMessageHistory):
-// one history per session, built from the options the Redis histories take (sessionId, sessionTTL, a
-// node-redis config's url).
+// LangChain.js chat histories (BaseListChatMessageHistory, as @langchain/redis's RedisChatMessageHistory
+// and @langchain/community's over ioredis): one history per session, built from the options the Redis
+// histories take (sessionId, sessionTTL, the server's url: a node-redis config's, or ioredis's url).
 const langchain = {
   name: 'LangChain.js chat history',
   recognises: factory => lineage(factory).some(name => ['BaseListChatMessageHistory', 'BaseChatMessageHistory'].includes(name)),
@@ -53,10 +53,13 @@ const langchain = {
       addMessage: message => history.addMessage(toLangChain(messages, message)),
       getMessages: async () => (await history.getMessages()).map(fromLangChain),
       clear: () => history.clear(),
-      // the client the history made for itself (one per config object): closed with the store, as an
-      // application closes it at its end, so that a server going away later finds no client to fail
+      // the client the history made for itself: closed with the store, as an application closes it at
+      // its end, so that a server going away later finds no client to fail (node-redis's, @langchain/redis;
+      // ioredis's, @langchain/community's)
       close: async () => {
-        if (history.client?.isOpen) await history.client.disconnect();
+        const client = history.client;
+        if (client?.isOpen) await client.disconnect();
+        else if (client?.status && client.status !== 'end') client.disconnect();
       },
     };
   },

@@ -36,3 +36,6 @@ export class HangsOnLoad extends CountWindowStore {
     return new Promise(() => {});
   }
 }
+
+// A token counter that returns a fraction of a token.
+export const fractionalTokens = text => text.length / 4;

@@ -16,6 +16,7 @@ function start(exportName, fixture = FIXTURE) {
   let id = 0;
   return {
     async next() { return JSON.parse((await lines.next()).value); },
+    send(message) { child.stdin.write(`${JSON.stringify(message)}\n`); },
     async ask(op, fields) {
       child.stdin.write(`${JSON.stringify({ id: ++id, op, ...fields })}\n`);
       const answer = await this.next();
@@ -80,7 +81,7 @@ test('a factory function is called with its positional parameters, in order', as
 test('an export the module lacks is said in the greeting, with what it exports', async () => {
   const driver = start('Nothing');
   const hello = await driver.next();
-  assert.match(hello.error.message, /exports no class or function "Nothing" \(it exports: MemoryStore, makeStore\)/);
+  assert.match(hello.error.message, /exports no class or function "Nothing" \(it exports: CountingStore, MemoryStore, doubleLength, makeStore\)/);
   assert.equal(await driver.end(), 0);
 });
 
@@ -91,5 +92,31 @@ test('a CommonJS module\'s export is served as an ES module\'s is', async () => 
   assert.equal(hello.line, 2);
   const built = await driver.ask('build', { args: { sessionId: 's' } });
   assert.deepEqual((await driver.ask('call', { instance: built.result.instance, method: 'load', args: [] })).result, []);
+  await driver.end();
+});
+
+test('the suite\'s functions reach the store as async functions whose answers, and errors, come back over the protocol', async () => {
+  const driver = start('CountingStore');
+  await driver.next();
+  const built = await driver.ask('build', { args: { countTokens: { $function: 4 }, summarize: { $function: 5 } } });
+  assert.equal(built.result.summary_in_window, false);
+  const { instance } = built.result;
+  driver.send({ id: 10, op: 'call', instance, method: 'cost', args: ['hello'] });
+  const asked = await driver.next();
+  assert.deepEqual([asked.function, asked.args], [4, ['hello']]);
+  driver.send({ callback: asked.callback, result: 7 });
+  assert.deepEqual(await driver.next(), { id: 10, result: 7 });
+  driver.send({ id: 11, op: 'call', instance, method: 'digest', args: [[{ role: 'user', content: 'hi' }]] });
+  const summarising = await driver.next();
+  assert.deepEqual([summarising.function, summarising.args], [5, [[{ role: 'user', content: 'hi' }]]]);
+  driver.send({ callback: summarising.callback, error: { name: 'SummarizerFailed', message: 'injected' } });
+  assert.deepEqual(await driver.next(), { id: 11, result: 'caught SummarizerFailed: injected' });
+  await driver.end();
+});
+
+test('an export that is a plain function is invoked itself: a token counter of the store\'s own', async () => {
+  const driver = start('doubleLength');
+  assert.equal((await driver.next()).factory.kind, 'function');
+  assert.equal((await driver.ask('invoke', { args: ['abc'] })).result, 6);
   await driver.end();
 });
