@@ -24,7 +24,7 @@ from .servers import die_with_parent
 from .adapter import StoreAdapter
 from .binding import StoreBinding, bind_store
 from .contract import Message, close_quietly
-from .foreign import is_foreign, load_foreign
+from .foreign import is_foreign, load_foreign, snake
 from .loader import load_object
 from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .reference import summarize
@@ -65,9 +65,14 @@ def bind(settings: Settings, probe: Any) -> StoreBinding:
     """Import the store ``settings`` names and bind it (``probe`` builds an instance to inspect, for a
     factory that is not a class): once in each worker, and again in each writer process."""
     spec = settings.store_spec
-    factory, source = (load_foreign(spec, settings.workdir, settings.scenario_timeout / 2) if is_foreign(spec)
-                       else load_object(spec, settings.workdir))
-    return bind_store(spec, factory, source, settings.method_overrides, probe, settings.store_params)
+    methods, params = settings.method_overrides, settings.store_params
+    if is_foreign(spec):   # names in the store's own spelling (historyLimit, recordTurn), as its factory spells them
+        factory, source = load_foreign(spec, settings.workdir, settings.scenario_timeout / 2)
+        methods = {role: name and snake(name) for role, name in methods.items()}
+        params = {snake(name): canonical for name, canonical in params.items()}
+    else:
+        factory, source = load_object(spec, settings.workdir)
+    return bind_store(spec, factory, source, methods, probe, params)
 
 
 def counter_for(settings: Settings, profile: ModelProfile | None) -> TokenCounter:

@@ -72,6 +72,18 @@ def test_a_store_built_with_the_suites_counter_and_summariser_calls_them_back(ru
             "test_a_failing_summarizer_leaves_the_session_as_it_was"} <= passed, result.output
 
 
+def test_the_options_name_a_node_stores_parameters_and_methods_in_its_own_spelling(run_suite):
+    """--store-params and the method options take the store's own names (historyLimit, recordTurn), as
+    they take a Python store's."""
+    result = run_suite("--store", "tests/stores/node/shapes.mjs:OwnNames", "--store-params",
+                       "historyLimit=max_messages", "--append-method", "recordTurn", "--load-method", "transcript",
+                       "--groups", "core,count-window")
+    assert result.exit_code == 0, result.output
+    assert result.summary["capabilities"] == ["core", "count-window"], result.summary["capabilities"]
+    assert "test_count_window_keeps_last_n" in {r["scenario"] for r in result.summary["results"]
+                                                if r["outcome"] == "passed"}
+
+
 def test_a_typescript_store_runs_through_tsx(run_suite):
     """A store written in TypeScript (types, an interface, a parameter property) loads through tsx
     from its project, and gets the example's capabilities and verdicts."""
