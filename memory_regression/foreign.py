@@ -139,6 +139,8 @@ class Channel:
         self.functions: dict[int, Callable[..., Any]] = {}   # the suite's functions offered, by number
         self.numbers = itertools.count(1)
         self.ended: str | None = None            # why no more answers come
+        self.closing = False                     # the suite is ending it
+        self.unheard = False                     # it ended on its own while no call waited on it
         self.stderr_end = ""                     # ... and the end of the program's stderr then
         self.hello: dict[str, Any] | None = None
         self.greeted = threading.Event()
@@ -181,6 +183,7 @@ class Channel:
         shown = shlex.join(["node", NODE_DRIVER.name, *self.argv[2:]] if driven else self.argv)
         self.ended = f"the store's program ({shown}): {why}"
         self.stderr_end = f"its stderr ended:\n{tail}" if tail else ""
+        self.unheard = self.hello is not None and not self.waiting and not self.closing
         self.greeted.set()
         for event, _answer in list(self.waiting.values()):
             event.set()
@@ -231,13 +234,17 @@ class Channel:
 
     def gone(self) -> StoreProcessError:
         """The error of a call that no answer will come to, the end of the program's stderr beneath it."""
-        error = StoreProcessError(self.ended)
+        error = StoreProcessError(self.ended + (
+            ", while no call was waiting on it: the program ended on its own between calls (after an earlier call, "
+            "or when something it held open, a connection or a timer, failed), as a service's process would"
+            if self.unheard else ""))
         if self.stderr_end:
             error.add_note(self.stderr_end)
         return error
 
     def close(self) -> None:
         """End the program: its stdin closed, as the protocol's end; killed if it lingers."""
+        self.closing = True
         try:
             self.process.stdin.close()
             self.process.wait(CLOSE_WAIT_S)
@@ -288,8 +295,11 @@ def channel(spec: str, workdir: Path, option: str = "--store") -> Channel:
     """This process's program of the store (a forked writer process starts its own), or of the
     function another option names."""
     key = (os.getpid(), spec)
-    if key not in _channels or _channels[key].ended:
+    ended = _channels[key] if key in _channels and _channels[key].ended else None
+    if key not in _channels or ended:
         _channels[key] = Channel(spec, command_of(spec, workdir, option), workdir, option)
+    if ended and ended.unheard:   # a crash no call has reported yet: the call that finds it does (a new program
+        raise ended.gone()        # is there for the next)
     return _channels[key]
 
 

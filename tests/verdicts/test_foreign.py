@@ -172,8 +172,8 @@ def test_a_broken_node_store_is_caught_as_its_python_twin_is(run_suite, twin):
 def test_what_a_node_store_throws_prints_or_hangs_on_is_its_own(run_suite):
     """An error the store throws fails the scenarios that meet it, with the store's name, message and
     stack (not the driver's); a store that exits the program fails with what it printed and its exit
-    status; what it prints stays out of the protocol; a call that never answers is cut off by
-    --call-timeout, naming it, and leaves no process behind."""
+    status, also when it exits between two calls; what it prints stays out of the protocol; a call
+    that never answers is cut off by --call-timeout, naming it, and leaves no process behind."""
     thrown = run_suite("--store", "tests/stores/node/hostile.mjs:ThrowsOnSystem", "--groups", "core")
     assert thrown.exit_code == 1 and "test_round_trip_keeps_role_content_and_order" in thrown.failing_scenarios()
     details = next(f["details"] for f in thrown.summary["failures"]
@@ -185,6 +185,9 @@ def test_what_a_node_store_throws_prints_or_hangs_on_is_its_own(run_suite):
     message = exited.summary["failures"][0]["message"]
     assert re.search(r"the store's program \(node .*driver\.mjs .*ExitsOnLoad\): it exited with status 7", message)
     assert re.search(r"its stderr ended:\nE? +shutting down", exited.summary["failures"][0]["details"])
+    idle = run_suite("--store", "tests/stores/node/hostile.mjs:ExitsWhenIdle", "--groups", "core")
+    assert idle.exit_code == 1 and idle.summary["failures"], idle.output   # a new program for each scenario hid it
+    assert all("): it exited with status 5" in f["message"] for f in idle.summary["failures"]), idle.output
     hung = run_suite("--store", "tests/stores/node/hostile.mjs:HangsOnLoad", "-k", "round_trip", "--call-timeout", "2",
                      workers=1)   # cut off with the worker it is in
     assert hung.exit_code == 1 and hung.summary["leftovers"] == [], hung.output

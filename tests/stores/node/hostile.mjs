@@ -39,3 +39,12 @@ export class HangsOnLoad extends CountWindowStore {
 
 // A token counter that returns a fraction of a token.
 export const fractionalTokens = text => text.length / 4;
+
+// Ends its own process right after the suite closes it, between two scenarios, as a store whose
+// background work throws (an unhandled 'error' event, a rejected promise) ends a service.
+export class ExitsWhenIdle extends CountWindowStore {
+  async close() {
+    await super.close();
+    setTimeout(() => process.exit(5), 0);
+  }
+}
