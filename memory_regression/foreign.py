@@ -233,11 +233,13 @@ class Channel:
         return self.hello
 
     def gone(self) -> StoreProcessError:
-        """The error of a call that no answer will come to, the end of the program's stderr beneath it."""
+        """The error of a call that no answer will come to, the end of the program's stderr beneath it; the
+        first call to find a program that ended on its own says so (and then no other need)."""
+        unheard, self.unheard = self.unheard, False
         error = StoreProcessError(self.ended + (
             ", while no call was waiting on it: the program ended on its own between calls (after an earlier call, "
             "or when something it held open, a connection or a timer, failed), as a service's process would"
-            if self.unheard else ""))
+            if unheard else ""))
         if self.stderr_end:
             error.add_note(self.stderr_end)
         return error
