@@ -241,16 +241,21 @@ def test_image_leaves_out_tests_and_bench(docker_client):
         assert labels.get(f"org.opencontainers.image.{key}"), key
 
 
-def run_corpus_store(client, tmp_path, store, *args):
-    """A store of tests/stores/ run in the image, as its users get it (its Python, its redis-server);
-    returns the container's end and its summary.json."""
+def run_in_workspace(client, tmp_path, args, mounts, image=IMAGE):
+    """The image run at /workspace on the directories ``mounts`` places there, its reports written to
+    /workspace/out/reports; returns the container's end and its summary.json."""
     import json
     out = tmp_path / "out"
     out.mkdir()
-    finished = run_container(client, ["--store", f"{store.__module__}:{store.__name__}", "--report-dir",
-                                      "/workspace/out/reports", *args],
-                             mounts={ROOT / "tests": "/workspace/tests", out: "/workspace/out"}, workdir="/workspace")
+    finished = run_container(client, [*args, "--report-dir", "/workspace/out/reports"], image=image,
+                             mounts={**mounts, out: "/workspace/out"}, workdir="/workspace")
     return finished, json.loads((out / "reports" / "summary.json").read_text(encoding="utf-8"))
+
+
+def run_corpus_store(client, tmp_path, store, *args):
+    """A store of tests/stores/ run in the image, as its users get it (its Python, its redis-server)."""
+    return run_in_workspace(client, tmp_path, ["--store", f"{store.__module__}:{store.__name__}", *args],
+                            {ROOT / "tests": "/workspace/tests"})
 
 
 @pytest.mark.parametrize("store", sorted(SERVER_CAUGHT_BY, key=lambda c: c.__name__), ids=lambda c: c.__name__)
@@ -284,17 +289,11 @@ def test_a_hint_worded_by_python_itself_stays_ours_on_the_images_python(docker_c
 
 def run_node_store(client, tmp_path, *args, image=IMAGE, mounts=None):
     """A Node.js store of the examples or tests/stores/node in the image, from those directories as
-    mounted (their node_modules installed here by npm ci, as a repository's are before the action runs);
-    returns the container's end and its summary.json."""
-    import json
+    mounted (their node_modules installed here by npm ci, as a repository's are before the action runs)."""
     require_node_stores(node_here=False)
-    out = tmp_path / "out"
-    out.mkdir()
-    finished = run_container(client, [*args, "--report-dir", "/workspace/out/reports"], image=image,
-                             mounts={ROOT / "examples": "/workspace/examples",
-                                     ROOT / "tests/stores/node": "/workspace/tests/stores/node", out: "/workspace/out",
-                                     **(mounts or {})}, workdir="/workspace")
-    return finished, json.loads((out / "reports" / "summary.json").read_text(encoding="utf-8"))
+    return run_in_workspace(client, tmp_path, args, {ROOT / "examples": "/workspace/examples",
+                                                     ROOT / "tests/stores/node": "/workspace/tests/stores/node",
+                                                     **(mounts or {})}, image)
 
 
 def test_a_typescript_store_runs_in_the_images_variant_with_node(docker_client, node_image, tmp_path):
