@@ -21,21 +21,24 @@ def burst(prefix: str, writers: int, each: int) -> list[list[Message]]:
              for i in range(each)] for w in range(writers)]
 
 
-def whose(message: Message, writers: list[list[Message]]) -> tuple[int, int] | None:
-    """(writer, index) of ``message`` among the writers' messages, or None if none appended it."""
+def whose(writers: list[list[Message]]) -> dict[Message, tuple[int, int]]:
+    """Each message the writers appended, with its (writer, index): whose it is, and where in its order."""
+    found: dict[Message, tuple[int, int]] = {}
     for w, sent in enumerate(writers):
-        if message in sent:
-            return w, sent.index(message)
-    return None
+        for i, message in enumerate(sent):
+            found.setdefault(message, (w, i))
+    return found
 
 
 def foreign_or_repeated(history: list[Message], writers: list[list[Message]]) -> str | None:
     """A message in ``history`` that no writer appended, or one that is there twice, in store terms."""
+    appended, first_at = whose(writers), {}
     for position, message in enumerate(history):
-        if whose(message, writers) is None:
+        if message not in appended:
             return f"the history holds {message.describe()} at position {position + 1}, which no writer appended"
-        if history.index(message) != position:
-            return (f"{message.describe()} is in the history twice (positions {history.index(message) + 1} and "
+        first = first_at.setdefault(message, position)
+        if first != position:
+            return (f"{message.describe()} is in the history twice (positions {first + 1} and "
                     f"{position + 1}): one append stored it twice (a retried write, or a writer that re-saved "
                     "what it read)")
     return None
@@ -44,8 +47,9 @@ def foreign_or_repeated(history: list[Message], writers: list[list[Message]]) ->
 def out_of_run(history: list[Message], writers: list[list[Message]]) -> str | None:
     """Where ``history`` holds a writer's messages that are not consecutive and in its order: a
     suffix of the session holds, of each writer, a run of consecutive messages."""
+    appended = whose(writers)
     for w in range(len(writers)):
-        indices = [whose(m, writers)[1] for m in history if whose(m, writers)[0] == w]
+        indices = [appended[m][1] for m in history if appended[m][0] == w]
         for before, after in zip(indices, indices[1:]):
             if after != before + 1:
                 return (f"writer {w + 1}'s message #{after + 1} follows its #{before + 1}"
