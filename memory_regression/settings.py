@@ -90,6 +90,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--scenario-timeout", "300", "seconds before a whole scenario, or the import of your store, is "
            "cut off: the backstop for a hang outside the store's calls and a store slow throughout",
            "SECONDS"),
+    Option("--append-budget", None, "seconds the scenarios that append only to find caps and growth (no-silent-cap, "
+           "up to 3,000 appends; many-fast-appends, up to 400) append at most: a slow store is judged on what it "
+           "appended by then (default: their own 20 s and 10 s; at most a quarter of --scenario-timeout)", "SECONDS"),
     Option("--consistency-timeout", "5", "seconds the suite polls consistent_state, for a store that has it, "
            "until every backend the store writes agrees; still False then is a failure (at most a quarter of "
            "--scenario-timeout is waited; each poll is one call, cut off at --call-timeout)", "SECONDS"),
@@ -151,6 +154,7 @@ class Settings:
     scenario_timeout: float
     consistency_timeout: float
     workdir: Path
+    append_budget: float | None = None   # --append-budget: the most any bounded run of appends takes
     latency_budget_ms: dict[str, float] = field(default_factory=dict)   # operation -> the p95's budget
     store_params: dict[str, str] = field(default_factory=dict)   # --store-params: the factory's name -> canonical
     values: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
@@ -186,6 +190,8 @@ class Settings:
             scenario_timeout=parse_timeout(values["scenario_timeout"], "--scenario-timeout"),
             consistency_timeout=parse_timeout(values["consistency_timeout"], "--consistency-timeout"),
             workdir=workdir,
+            append_budget=None if values["append_budget"] in (None, "") else parse_timeout(values["append_budget"],
+                                                                                          "--append-budget"),
             latency_budget_ms=parse_latency_budget(values["latency_budget_ms"]),
             store_params=parse_store_params(values["store_params"]),
             values={k: values[k] for k in (o.key for o in SUITE_OPTIONS)},
@@ -289,7 +295,8 @@ def parse_store_params(spec: Any) -> dict[str, str]:
 
 
 def parse_timeout(spec: Any, flag: str) -> float:
-    """``--call-timeout``, ``--scenario-timeout``, ``--consistency-timeout``: a finite number of seconds above 0."""
+    """``--call-timeout``, ``--scenario-timeout``, ``--consistency-timeout``, ``--append-budget``: a finite number
+    of seconds above 0."""
     timeout = positive_number(spec)
     if timeout is None:
         raise UsageError(f"{flag} {spec!r}: give a number of seconds above 0 (example: 30)")

@@ -55,7 +55,7 @@ def test_round_trip_keeps_role_content_and_order(stores, findings):
 def test_many_fast_appends_keep_order(stores, append_within, findings):
     """Hundreds of appends in quick succession keep their order and lose none.
 
-    Appending stops after 10 s (or a quarter of the scenario timeout, if less), as in
+    Appending stops after 10 s (or --append-budget, or a quarter of the scenario timeout, if less), as in
     test_no_silent_cap: a slow store is judged on the appends it made, and a note says how far it got.
 
     If this fails: ids or scores taken from a clock (equal timestamps reorder a sorted set or
@@ -146,8 +146,8 @@ def test_clear_empties_only_that_session(stores):
 def test_no_silent_cap(stores, append_within, findings):
     """With a window larger than the conversation, all of up to 3,000 messages come back.
 
-    The size is only there to find caps, so appending stops after 20 s (or a quarter of the
-    scenario timeout, if less): a slow store is judged on what it appended, a note says how far it
+    The size is only there to find caps, so appending stops after 20 s (or --append-budget, or a
+    quarter of the scenario timeout, if less): a slow store is judged on what it appended, a note says how far it
     got (a cap above that does not show), and an append time that grows with the history is a
     warning (steady-appends), with the growth measured.
 

@@ -7,6 +7,7 @@ import itertools
 import time
 from types import SimpleNamespace
 
+import pytest
 from redis.crc import key_slot
 
 from memory_regression.contract import Message
@@ -188,7 +189,7 @@ def test_a_short_session_ids_controls_are_named_after_it():
 def test_a_budget_that_holds_too_few_appends_leaves_steady_appends_unjudged():
     """A store too slow for GROWTH_SAMPLES appends within the budget is not judged, and says so,
     rather than holding steady-appends unchecked; one that makes them is judged (here: held)."""
-    context = SimpleNamespace(settings=SimpleNamespace(scenario_timeout=300), findings=Findings())
+    context = SimpleNamespace(settings=SimpleNamespace(scenario_timeout=300, append_budget=None), findings=Findings())
     messages = [Message("user", f"m{i}") for i in range(1000)]
     slow = append_within(context, TimedStore(lambda session_id: 0.004), "long-history", messages, 0.3)
     assert len(slow.messages) < GROWTH_SAMPLES and context.findings.unjudged == ["steady-appends"]
@@ -197,3 +198,16 @@ def test_a_budget_that_holds_too_few_appends_leaves_steady_appends_unjudged():
     judged = SimpleNamespace(settings=context.settings, findings=Findings())
     append_within(judged, TimedStore(), "long-history", messages[:GROWTH_SAMPLES], 60)
     assert judged.findings.unjudged == [] and judged.findings.warnings == []
+
+
+@pytest.mark.parametrize("append_budget, scenario_timeout, budget", [(0.2, 300, 0.2), (None, 0.8, 0.2), (5, 300, 0.3)])
+def test_a_run_of_appends_stops_at_the_least_of_its_budget_append_budget_and_a_quarter_of_the_timeout(
+        append_budget, scenario_timeout, budget):
+    """--append-budget caps the scenario's own budget (0.3 s here), as a quarter of --scenario-timeout does."""
+    context = SimpleNamespace(settings=SimpleNamespace(scenario_timeout=scenario_timeout, append_budget=append_budget),
+                              findings=Findings())
+    timed = append_within(context, TimedStore(lambda session_id: 0.004), "long-history",
+                          [Message("user", f"m{i}") for i in range(1000)], 0.3)
+    assert timed.budget_s == budget and timed.cut_short
+    assert context.findings.notes[0].startswith(f"steady-appends not judged: {len(timed.messages):,} appends within "
+                                                f"the {budget:g} s budget")

@@ -42,7 +42,7 @@ def test_bad_profile_yaml(tmp_path, content, phrase):
 @pytest.mark.parametrize("flag, timeout", [
     *(("--scenario-timeout", timeout) for timeout in ("soon", "inf", "nan", "0", "-5", "1e400")),
     ("--call-timeout", "soon"), ("--call-timeout", "0"), ("--consistency-timeout", "soon"),
-    ("--consistency-timeout", "-1")])
+    ("--consistency-timeout", "-1"), ("--append-budget", "0"), ("--append-budget", "briefly")])
 def test_bad_timeout(tmp_path, flag, timeout):
     message = settings_error(tmp_path, **{flag.removeprefix("--").replace("-", "_"): timeout})
     assert f"{flag} {timeout!r}: give a number of seconds" in message
