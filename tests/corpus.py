@@ -42,7 +42,7 @@ CORRECT_STORES = {
     "tests.stores.shapes:SessionHistory": ((), "core+count-window+ttl+namespace+clear" + HELD_WINDOWED),
     # async def methods over a synchronous client: its coroutines never suspend
     "tests.stores.shapes:NeverSuspends": ((), "core+count-window+ttl+namespace+clear+async" + HELD_WINDOWED),
-    "tests.stores.libraries:AsyncOnlyHistory": ((), "core+ttl+namespace+clear+tool-calls+async" + HELD),
+    "tests.stores.langchain_memories:AsyncOnlyHistory": ((), "core+ttl+namespace+clear+tool-calls+async" + HELD),
     "tests.stores.compaction:CompactingListStore": ((), f"{WINDOWED}+compaction" + HELD_WINDOWED),
     "tests.stores.compaction:CompactingTokenStore": ((), "core+token-window+ttl+namespace+clear+compaction" + HELD),
     "tests.stores.compaction:AsyncCompactingStore": ((), f"{WINDOWED}+compaction+async" + HELD_WINDOWED),
@@ -57,7 +57,7 @@ CORRECT_STORES = {
 # 300 appends at 3.61 ms against 1.01 ms for its first, while the control appends to short sessions
 # made meanwhile took 0.96 ms; never alone, nor beside six CPU-bound processes: the cause is not known
 MAY_LACK = {"tests.stores.consistency:AsyncTwoBackendStore": {"steady-appends"},
-            "tests.stores.libraries:AsyncOnlyHistory": {"steady-appends"}}
+            "tests.stores.langchain_memories:AsyncOnlyHistory": {"steady-appends"}}
 
 
 BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY,

@@ -1,200 +1,21 @@
-"""The memories that libraries build over their Redis stores, each behind the thinnest adapter that
-drives it as an application does, and the table of every library store the suite is run on
-(:data:`LIBRARY_STORES`; those of npm packages, run through the Node.js driver: :data:`NODE_LIBRARY_STORES`):
-tests/verdicts/test_frameworks.py and tests/verdicts/test_foreign.py check their verdicts, bench/verdicts.py
-writes them to docs/frameworks.md.
+"""The table of every library store the suite is run on (:data:`LIBRARY_STORES`; those of npm packages,
+run through the Node.js driver: :data:`NODE_LIBRARY_STORES`): tests/verdicts/test_frameworks.py and
+tests/verdicts/test_foreign.py check their verdicts, bench/verdicts.py writes them to docs/frameworks.md.
 
 The three stores themselves (LangChain's ``RedisChatMessageHistory``, LlamaIndex's
 ``RedisChatStore``, OpenAI Agents' ``RedisSession``) need no adapter: the suite runs them as they are.
+The memories and agents built over them are in a module per library (``langchain_memories``,
+``llama_index_memories``, ``langgraph_agents``, ``agno_agents``), which imports that library alone.
+This one imports none: :func:`words`, the rows' token counter, is imported by every process that counts.
 """
 
-import json
-import warnings
 from dataclasses import dataclass
-
-with warnings.catch_warnings():   # langchain-community warns at import that it is being sunset
-    warnings.simplefilter("ignore")
-    from langchain_classic.memory import ConversationBufferWindowMemory, ConversationTokenBufferMemory
-    from langchain_community.chat_message_histories import RedisChatMessageHistory
-from agno.agent import Agent
-from agno.db.redis import RedisDb
-from langchain.agents import create_agent
-from langchain.agents.middleware import before_model
-from langchain_core.chat_history import BaseChatMessageHistory
-from langchain_core.language_models.fake_chat_models import FakeListChatModel, GenericFakeChatModel
-from langchain_core.messages import (RemoveMessage, convert_to_messages, message_to_dict, messages_from_dict,
-                                     trim_messages)
-from langgraph.checkpoint.redis import RedisSaver
-from langgraph.graph.message import REMOVE_ALL_MESSAGES
-from langgraph.prebuilt import create_react_agent
-from llama_index.core.base.llms.types import ChatMessage
-from llama_index.core.memory import ChatMemoryBuffer
-from llama_index.storage.chat_store.redis import RedisChatStore
 
 
 def words(text):
     """The token counter both sides use for the rows below: one token per whitespace-separated word
     (what ChatMemoryBuffer's ``tokenizer_fn=str.split`` counts over the joined history)."""
     return len(text.split())
-
-
-class WordCountingModel(FakeListChatModel):
-    """A chat model for ConversationTokenBufferMemory's ``llm``, which it asks only to count tokens."""
-
-    responses: list = [""]
-
-    def get_num_tokens_from_messages(self, messages, tools=None):
-        return sum(words(message.content) for message in messages)
-
-
-class LangChainTokenBuffer:
-    """``ConversationTokenBufferMemory(max_token_limit=max_tokens)`` over a ``RedisChatMessageHistory``,
-    driven as a LangChain application drives it: one ``save_context`` per exchange, a user message
-    and the assistant's answer (the user message waits under its own key until the answer comes, or
-    goes to the history unanswered when the next user message comes first; other messages go to the
-    history as they come)."""
-
-    def __init__(self, redis, redis_url, namespace, max_tokens):
-        self.redis, self.redis_url, self.namespace, self.max_tokens = redis, redis_url, namespace, max_tokens
-
-    def memory(self, session_id):
-        history = RedisChatMessageHistory(session_id, url=self.redis_url, key_prefix=self.namespace)
-        return ConversationTokenBufferMemory(chat_memory=history, llm=WordCountingModel(),
-                                             max_token_limit=self.max_tokens, return_messages=True)
-
-    def pending_key(self, session_id):
-        return f"{self.namespace}pending-input:{session_id}"
-
-    def append(self, session_id, role, content):
-        memory = self.memory(session_id)
-        if role == "user":   # a question left unanswered goes to the history as it is
-            unanswered = self.redis.getset(self.pending_key(session_id), content)
-            if unanswered is not None:
-                memory.chat_memory.add_messages(convert_to_messages([{"role": "user", "content": unanswered}]))
-        elif role == "assistant" and (question := self.redis.getdel(self.pending_key(session_id))) is not None:
-            memory.save_context({"input": question}, {"output": content})
-        else:
-            memory.chat_memory.add_messages(convert_to_messages([{"role": role, "content": content}]))
-
-    def get(self, session_id):
-        pending = self.redis.get(self.pending_key(session_id))
-        return [*self.memory(session_id).buffer_as_messages,
-                *([{"role": "user", "content": pending}] if pending is not None else [])]
-
-    def clear(self, session_id):
-        self.memory(session_id).clear()
-        self.redis.delete(self.pending_key(session_id))
-
-
-class LangChainWindow:
-    """``ConversationBufferWindowMemory(k=max_messages)`` over a ``RedisChatMessageHistory``: each
-    message added to the history, the memory's ``buffer_as_messages`` read back."""
-
-    def __init__(self, redis_url, namespace, max_messages, ttl):
-        self.redis_url, self.namespace, self.max_messages, self.ttl = redis_url, namespace, max_messages, ttl
-
-    def memory(self, session_id):
-        history = RedisChatMessageHistory(session_id, url=self.redis_url, key_prefix=self.namespace, ttl=self.ttl)
-        return ConversationBufferWindowMemory(chat_memory=history, k=self.max_messages, return_messages=True)
-
-    def append(self, session_id, role, content):
-        self.memory(session_id).chat_memory.add_messages(convert_to_messages([{"role": role, "content": content}]))
-
-    def get(self, session_id):
-        return self.memory(session_id).buffer_as_messages
-
-    def clear(self, session_id):
-        self.memory(session_id).clear()
-
-
-class LlamaIndexMemoryBuffer:
-    """``ChatMemoryBuffer(token_limit=max_tokens, tokenizer_fn=str.split)`` over a ``RedisChatStore``:
-    ``put`` each message, ``get`` the history it keeps."""
-
-    def __init__(self, redis, redis_url, max_tokens, ttl):
-        self.store = RedisChatStore(redis_url=redis_url, redis_client=redis, ttl=ttl)
-        self.max_tokens = max_tokens
-
-    def memory(self, session_id):
-        return ChatMemoryBuffer.from_defaults(chat_store=self.store, chat_store_key=session_id,
-                                              token_limit=self.max_tokens, tokenizer_fn=str.split)
-
-    def append(self, session_id, role, content):
-        self.memory(session_id).put(ChatMessage(role=role, content=content))
-
-    def get(self, session_id):
-        return self.memory(session_id).get()
-
-    def clear(self, session_id):
-        self.memory(session_id).reset()
-
-
-def never_called_model():
-    """The agents' model: the suite stops an agent's graph before its model node, so it answers nothing."""
-    return GenericFakeChatModel(messages=iter(()))
-
-
-def react_agent_trimming_to_budget(redis_url, max_tokens, count_tokens):
-    """LangGraph's ``create_react_agent`` over a ``RedisSaver``, whose ``pre_model_hook`` sends the model
-    the system prompt and the last messages of the thread that fit ``max_tokens`` beside it, starting on a
-    user message, as LangGraph's short-term memory guide writes it (``trim_messages`` into
-    ``llm_input_messages``)."""
-    def pre_model_hook(state):
-        return {"llm_input_messages": trim_messages(
-            state["messages"], strategy="last", max_tokens=max_tokens, start_on="human", include_system=True,
-            token_counter=lambda messages: sum(count_tokens(message.content) for message in messages))}
-    return create_react_agent(never_called_model(), [], pre_model_hook=pre_model_hook,
-                              checkpointer=RedisSaver(redis_url=redis_url))
-
-
-def agent_trimming_to_window(redis_url, max_messages):
-    """LangChain's ``create_agent`` over a ``RedisSaver``, whose ``before_model`` middleware keeps the
-    system prompt and the last messages of the thread, ``max_messages`` in all, starting on a user
-    message, in the state itself, as
-    LangChain's short-term memory guide writes it (``RemoveMessage(REMOVE_ALL_MESSAGES)``, then those)."""
-    @before_model
-    def keep_window(state, runtime):
-        kept = trim_messages(state["messages"], strategy="last", max_tokens=max_messages, token_counter=len,
-                             start_on="human", include_system=True)
-        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *kept]}
-    return create_agent(never_called_model(), [], middleware=[keep_window],
-                        checkpointer=RedisSaver(redis_url=redis_url))
-
-
-def agno_agent_replaying_messages(redis_url, namespace, ttl, max_messages):
-    """An agno ``Agent`` over a ``RedisDb`` that replays the last ``max_messages`` messages of the session
-    (``num_history_messages``); no model, which the suite never calls."""
-    return Agent(db=RedisDb(db_url=redis_url, db_prefix=namespace, expire=ttl), add_history_to_context=True,
-                 num_history_messages=max_messages)
-
-
-def agno_agent_replaying_runs(redis_url, namespace, ttl, max_messages):
-    """The same agent replaying the last ``max_messages`` runs (``num_history_runs``): exchanges, not messages."""
-    return Agent(db=RedisDb(db_url=redis_url, db_prefix=namespace, expire=ttl), add_history_to_context=True,
-                 num_history_runs=max_messages)
-
-
-class AsyncOnlyHistory(BaseChatMessageHistory):
-    """A LangChain chat history that implements only the async methods (over redis.asyncio), as
-    LangChain allows: the suite drives it through aadd_messages, aget_messages and aclear."""
-
-    def __init__(self, session_id, redis, namespace, ttl):
-        self.redis, self.key, self.ttl = redis, f"{namespace}history:{session_id}", ttl
-
-    async def aadd_messages(self, messages):
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.rpush(self.key, *(json.dumps(message_to_dict(message)) for message in messages))
-            pipe.expire(self.key, self.ttl)
-            await pipe.execute()
-
-    async def aget_messages(self):
-        return messages_from_dict([json.loads(raw) for raw in await self.redis.lrange(self.key, 0, -1)])
-
-    async def aclear(self):
-        await self.redis.delete(self.key)
-
-    def clear(self):
-        raise NotImplementedError("this history is async only: use aclear")
 
 
 @dataclass(frozen=True)
@@ -269,13 +90,13 @@ WITHOUT_STORE_GROUPS = "without the groups that judge the {} alone: its own row'
 
 # LangGraph agents over RedisSaver whose hooks window what the model is sent, as the guides write them
 # (tests.stores.libraries' factories are the applications' code, not adapters); on Redis Stack
-HOOK_AGENT = "tests.stores.libraries:react_agent_trimming_to_budget"
-MIDDLEWARE_AGENT = "tests.stores.libraries:agent_trimming_to_window"
+HOOK_AGENT = "tests.stores.langgraph_agents:react_agent_trimming_to_budget"
+MIDDLEWARE_AGENT = "tests.stores.langgraph_agents:agent_trimming_to_window"
 AGENT_POLICY = ("--window-policy", "start-on-user,keep-system", "--scenario-timeout", "40")
 
 # agno agents over RedisDb, windowing what they replay
-AGNO_MESSAGES = "tests.stores.libraries:agno_agent_replaying_messages"
-AGNO_RUNS = "tests.stores.libraries:agno_agent_replaying_runs"
+AGNO_MESSAGES = "tests.stores.agno_agents:agno_agent_replaying_messages"
+AGNO_RUNS = "tests.stores.agno_agents:agno_agent_replaying_runs"
 REPLAY_WINDOW = ("a known design: the agent windows what it replays, never the database, which keeps every message of "
                  "the session")
 
@@ -305,14 +126,15 @@ LIBRARY_STORES = (
     LibraryStore("llama-index-storage-chat-store-redis", "RedisChatStore", LLAMA_INDEX),
     LibraryStore("openai-agents", "RedisSession", OPENAI_AGENTS),
     LibraryStore("llama-index-core", "ChatMemoryBuffer over RedisChatStore",
-                 "tests.stores.libraries:LlamaIndexMemoryBuffer", ("--window-policy", "start-on-user", *WORD_BUDGETS),
-                 (), "a known design: ChatMemoryBuffer applies its token limit to the history it returns "
-                 "(get), never to the chat store, so Redis keeps every message of the session", (TOKEN_FOOTPRINT,)),
+                 "tests.stores.llama_index_memories:LlamaIndexMemoryBuffer",
+                 ("--window-policy", "start-on-user", *WORD_BUDGETS), (),
+                 "a known design: ChatMemoryBuffer applies its token limit to the history it returns (get), never to "
+                 "the chat store, so Redis keeps every message of the session", (TOKEN_FOOTPRINT,)),
     LibraryStore("langchain-classic", "ConversationTokenBufferMemory over RedisChatMessageHistory (without the "
                  "concurrency group: the adapter holds a user message until its answer, one exchange at a time)",
                  # it re-reads and re-counts the whole history at every exchange: the scenario timeout
                  # of 20 s gives the no-silent-cap scenario 5 s of appends (the default, 20 s)
-                 "tests.stores.libraries:LangChainTokenBuffer",
+                 "tests.stores.langchain_memories:LangChainTokenBuffer",
                  (*WORD_BUDGETS, "--scenario-timeout", "20", "-k", "not concurrency"),
                  ("test_token_window_keeps_maximal_suffix",),
                  "a known bug: it prunes a copy of the history, so Redis is never trimmed "
@@ -320,7 +142,7 @@ LIBRARY_STORES = (
                  "its appends slow as the session grows", (TOKEN_FOOTPRINT,),
                  ("test_no_silent_cap", "test_many_fast_appends_keep_order")),
     LibraryStore("langchain-classic", "ConversationBufferWindowMemory over RedisChatMessageHistory",
-                 "tests.stores.libraries:LangChainWindow", (),
+                 "tests.stores.langchain_memories:LangChainWindow", (),
                  ("test_count_window_keeps_last_n", "test_random_operations_match_the_model",
                   "test_concurrent_writers_keep_the_window"),
                  "a contract mismatch: k counts exchanges, so it keeps 2k messages; and a known design: the window "

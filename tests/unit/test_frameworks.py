@@ -29,8 +29,8 @@ SHAPES = {
         AppendForm.MESSAGE),
     "tests.stores.correct:ListStore": ("one object for all sessions: append(session_id, role, content)", False,
                                        AppendForm.ROLE_CONTENT),
-    "tests.stores.libraries:AsyncOnlyHistory": ("LangChain BaseChatMessageHistory: aadd_messages([message, ...])",
-                                                True, AppendForm.MESSAGES),
+    "tests.stores.langchain_memories:AsyncOnlyHistory": (
+        "LangChain BaseChatMessageHistory: aadd_messages([message, ...])", True, AppendForm.MESSAGES),
 }
 
 TOOL_EXCHANGE = [

@@ -14,7 +14,7 @@ from memory_regression.contract import UsageError
 from memory_regression.frameworks.langgraph import AsyncGraphDriver, GraphDriver
 from memory_regression.frameworks.langgraph_agent import FRAMEWORK, driver
 from memory_regression.frameworks import framework_of
-from tests.stores.libraries import never_called_model
+from tests.stores.langgraph_agents import never_called_model
 from tests.unit.test_langgraph import drive
 
 TURNS = [SystemMessage("be brief"), HumanMessage("u1"), AIMessage("a1"), HumanMessage("u2"), AIMessage("a2")]
