@@ -30,9 +30,10 @@ def whose(writers: list[list[Message]]) -> dict[Message, tuple[int, int]]:
     return found
 
 
-def foreign_or_repeated(history: list[Message], writers: list[list[Message]]) -> str | None:
-    """A message in ``history`` that no writer appended, or one that is there twice, in store terms."""
-    appended, first_at = whose(writers), {}
+def foreign_or_repeated(history: list[Message], appended: dict[Message, tuple[int, int]]) -> str | None:
+    """A message in ``history`` that no writer appended (``appended``: :func:`whose`), or one that is
+    there twice, in store terms."""
+    first_at: dict[Message, int] = {}
     for position, message in enumerate(history):
         if message not in appended:
             return f"the history holds {message.describe()} at position {position + 1}, which no writer appended"
@@ -44,12 +45,15 @@ def foreign_or_repeated(history: list[Message], writers: list[list[Message]]) ->
     return None
 
 
-def out_of_run(history: list[Message], writers: list[list[Message]]) -> str | None:
-    """Where ``history`` holds a writer's messages that are not consecutive and in its order: a
-    suffix of the session holds, of each writer, a run of consecutive messages."""
-    appended = whose(writers)
-    for w in range(len(writers)):
-        indices = [appended[m][1] for m in history if appended[m][0] == w]
+def out_of_run(history: list[Message], appended: dict[Message, tuple[int, int]]) -> str | None:
+    """Where ``history`` (of messages in ``appended``: :func:`whose`) holds a writer's messages that
+    are not consecutive and in its order: a suffix of the session holds, of each writer, a run of
+    consecutive messages."""
+    runs: dict[int, list[int]] = {}   # writer -> the indices of its messages, in the history's order
+    for message in history:
+        w, i = appended[message]
+        runs.setdefault(w, []).append(i)
+    for w, indices in sorted(runs.items()):
         for before, after in zip(indices, indices[1:]):
             if after != before + 1:
                 return (f"writer {w + 1}'s message #{after + 1} follows its #{before + 1}"
@@ -67,7 +71,8 @@ def check_burst(history: list[Message], writers: list[list[Message]], how: str, 
     Losses of several writers are called a lost update outright only when ``alone_intact``: the
     scenario checked first that one writer alone appending as many lost nothing."""
     appended = [message for sent in writers for message in sent]
-    problem = foreign_or_repeated(history, writers)
+    index = whose(writers)
+    problem = foreign_or_repeated(history, index)
     lost = [message for message in appended if message not in history]
     if lost and len(writers) == 1:
         problem = (f"lost {messages(len(lost))} of {len(appended)} appended one after another ({how}), first "
@@ -79,7 +84,7 @@ def check_burst(history: list[Message], writers: list[list[Message]], how: str, 
                  "store loses messages even with one writer")
         problem = (f"lost {messages(len(lost))} of {len(appended)} appended by {len(writers)} writers at once "
                    f"({how}), first {lost[0].describe()}: {cause}")
-    problem = problem or out_of_run(history, writers)
+    problem = problem or out_of_run(history, index)
     if problem:
         raise AssertionError(f"{problem}\nthe history ({messages(len(history))}):\n{listed(history)}")
 
@@ -92,10 +97,10 @@ def check_window(findings: Findings, policy: WindowPolicy, store: Any, session_i
     the session after it is what is kept); the session after the burst keeps the window of
     ``window`` messages (``label`` names it: N=5 by default), under ``policy``, and at most that many
     under another."""
-    label = label or f"N={window}"
+    label, index = label or f"N={window}", whose(writers)
     for loads in seen:
         for before, history in zip([None, *loads], loads):
-            problem = foreign_or_repeated(history, writers) or out_of_run(history, writers)
+            problem = foreign_or_repeated(history, index) or out_of_run(history, index)
             if (not problem and before is not None and policy == SUFFIX
                     and len(before) >= window > len(history)):
                 problem = (f"a reader loaded {messages(len(before))}, then {messages(len(history))}: the session lost "
@@ -114,7 +119,7 @@ def check_window(findings: Findings, policy: WindowPolicy, store: Any, session_i
                       "trim in one MULTI/EXEC or Lua script")
     history = store.load(session_id)
     wanted = window if policy == SUFFIX else None
-    problem = foreign_or_repeated(history, writers) or out_of_run(history, writers)
+    problem = foreign_or_repeated(history, index) or out_of_run(history, index)
     last_missing = [f"writer {w + 1}'s last message" for w, sent in enumerate(writers)
                     if any(m in history for m in sent) and sent[-1] not in history]
     if len(history) > window or (wanted is not None and len(history) != wanted):
