@@ -61,10 +61,11 @@ def append_within(context: "ScenarioContext", store: "StoreAdapter", session_id:
     """Append ``messages`` in order until all are in or ``budget_s`` has passed, for a scenario
     whose size only serves to find caps: a slow but correct store is checked on what it
     appended, instead of being cut off as a hang. The budget is at most --append-budget, and a
-    quarter of the scenario timeout, which leaves the check room. With ``control``, appends to short sessions
-    of their own run between (:func:`timed_appends`), and a store whose append time grows
-    with the history gets a warning (steady-appends) saying by how much (:func:`growth_finding`);
-    fewer than GROWTH_SAMPLES appends leave the guarantee unjudged, which a note says."""
+    quarter of the scenario timeout, which leaves the check room. With ``control``, appends to
+    short sessions of their own run between (:func:`timed_appends`), and a store whose append
+    time grows with the history gets a warning (steady-appends) saying by how much
+    (:func:`growth_finding`); fewer than GROWTH_SAMPLES appends leave the guarantee unjudged,
+    which a note says."""
     settings = context.settings
     budget_s = min(budget_s, settings.append_budget or budget_s, settings.scenario_timeout / BUDGET_SHARE)
     started = time.perf_counter()
