@@ -278,8 +278,11 @@ _ERRORS: dict[str, type[StoreProcessError]] = {}
 
 def raised(error: Any) -> StoreProcessError:
     """What the store's program raised, as an exception of the same name (``ReplyError: EXECABORT ...``)
-    whose text is the program's own, its stack included."""
+    whose text is the program's own, its stack included; the first of the errors that caused it
+    (``causes``: the commands a MULTI discarded, ``ReplyError: MOVED ...`` on a cluster) is its
+    ``__cause__``, and a note counts the others."""
     error = error if isinstance(error, dict) else {"message": str(error)}
+    causes = [each for each in error.get("causes") or () if isinstance(each, dict)]
     name = str(error.get("name") or "Error")
     name = name if name.isidentifier() else "Error"
     message, stack = str(error.get("message", "")), str(error.get("stack") or "")
@@ -289,6 +292,14 @@ def raised(error: Any) -> StoreProcessError:
     found = _ERRORS[name](message)
     if frames:   # shown under the error in the reports' details, as a Python store's traceback is
         found.add_note(frames)
+    if causes:
+        found.__cause__ = raised({key: value for key, value in causes[0].items() if key != "causes"})
+        total = error.get("causes_total")
+        others, listed = max(total if isinstance(total, int) else 0, len(causes)) - 1, causes[1:]
+        if others:
+            shown = "; ".join(f"{each.get('name', 'Error')}: {each.get('message', '')}" for each in listed)
+            found.add_note(f"{others} more error{'s' if others > 1 else ''} caused it"
+                           + (f"{', among them' if len(listed) < others else ''}: {shown}" if listed else ""))
     return found
 
 

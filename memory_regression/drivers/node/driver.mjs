@@ -25,12 +25,23 @@ const protocolOut = process.stdout.write.bind(process.stdout);
 process.stdout.write = (chunk, encoding, callback) => process.stderr.write(chunk, encoding, callback);
 const send = message => protocolOut(`${JSON.stringify(message)}\n`);
 
-// What the store raised, its stack cut where the driver's own frames begin (this one's, a framework's).
-function errorOf(error) {
+// Where an error keeps the errors that caused it: the standard cause, ioredis' previousErrors (the
+// queued commands a MULTI's EXECABORT discarded: a MOVED on a cluster), an AggregateError's errors,
+// node-redis' replies (a MultiErrorReply's); the first CAUSES_KEPT of them are sent, with their count.
+const CAUSE_KEYS = ['cause', 'previousErrors', 'errors', 'replies'];
+const CAUSES_KEPT = 3;
+
+// What the store raised, its stack cut where the driver's own frames begin (this one's, a framework's),
+// and what caused it (the causes' own causes are not sent).
+function errorOf(error, withCauses = true) {
   if (!(error instanceof Error)) return { name: 'Error', message: `a non-Error was thrown: ${String(error)}`, stack: '' };
   const lines = String(error.stack ?? '').split('\n');
   const ours = lines.findIndex(line => OWN_FILES.some(file => line.includes(file)));
-  return { name: error.name, message: error.message, stack: (ours < 0 ? lines : lines.slice(0, ours)).join('\n') };
+  const sent = { name: error.name, message: error.message, stack: (ours < 0 ? lines : lines.slice(0, ours)).join('\n') };
+  const causes = withCauses ? CAUSE_KEYS.flatMap(key => error[key] ?? []).filter(each => each instanceof Error) : [];
+  if (causes.length) Object.assign(sent, { causes: causes.slice(0, CAUSES_KEPT).map(each => errorOf(each, false)),
+                                           causes_total: causes.length });
+  return sent;
 }
 
 async function registerTypeScript(modulePath) {

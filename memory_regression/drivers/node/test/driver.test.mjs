@@ -41,7 +41,7 @@ test('greets with the store, builds, calls and closes; the store\'s output stays
     { name: 'maxMessages', optional: true }, { name: 'namespace', optional: true }] });
   assert.equal(hello.line, 2);
   const built = await driver.ask('build', { args: { maxMessages: 2 } });
-  assert.deepEqual(built.result.methods.map(m => m.name).sort(), ['addMessage', 'fail', 'getMessages']);
+  assert.deepEqual(built.result.methods.map(m => m.name).sort(), ['addMessage', 'fail', 'failInTransaction', 'getMessages']);
   assert.deepEqual(built.result.methods.find(m => m.name === 'addMessage').parameters, ['sessionId', 'role', 'content']);
   const instance = built.result.instance;
   for (const content of ['a', 'b', 'c']) {
@@ -65,6 +65,18 @@ test('what the store throws comes back with its name and stack, cut where the dr
   assert.match(error.stack, /fixtures\/memory\.mjs/);
   assert.doesNotMatch(error.stack, /driver\.mjs/);
   assert.match((await driver.ask('teleport', {})).error.message, /unknown op "teleport"/);
+  await driver.end();
+});
+
+test('the errors that caused what the store throws come with it: the first three, and how many there were', async () => {
+  const driver = start('MemoryStore');
+  await driver.next();
+  const { result: { instance } } = await driver.ask('build', { args: {} });
+  const { error } = await driver.ask('call', { instance, method: 'failInTransaction', args: [] });
+  assert.match(error.message, /^EXECABORT/);
+  assert.deepEqual(error.causes.map(cause => cause.message), [1, 2, 3].map(n => `MOVED ${n} 127.0.0.1:7001`));
+  assert.equal(error.causes_total, 4);
+  assert.ok(error.causes.every(cause => !('causes' in cause)));
   await driver.end();
 });
 
