@@ -24,8 +24,8 @@ import redis
 from .backend import HEALTH_TIMEOUT_S, Backend, BackendError, BackendUsageError, UnusableDatabase
 from .redaction import redact_url, url_secrets
 from .server_health import ANSWERS, ServerCheck, pauses
-from .servers import (CLUSTER_MASTERS, FORBIDDEN_CLUSTER_COMMANDS, ServerProcess, _forbid_default_user, _join,
-                      _server_version, _start_cluster_node, find_server_binary, find_valkey_binary)
+from .servers import (CLUSTER_MASTERS, ServerProcess, _server_version, find_server_binary, find_valkey_binary, join,
+                      start_cluster_node)
 
 
 def start_private_server(binary: str) -> Backend:
@@ -47,12 +47,10 @@ def start_cluster(binary: str) -> Backend:
     nodes: list[ServerProcess] = []
     try:
         for _node in range(CLUSTER_MASTERS):
-            nodes.append(_start_cluster_node(binary, password))
+            nodes.append(start_cluster_node(binary, password))
         clients = [redis.Redis.from_url(node.admin_url, decode_responses=True) for node in nodes]
         try:
-            _join(clients)
-            for client in clients:
-                _forbid_default_user(client, FORBIDDEN_CLUSTER_COMMANDS)
+            join(clients)
         except redis.RedisError as exc:
             raise BackendError(f"could not form a cluster of {binary}: {exc}") from None
         finally:

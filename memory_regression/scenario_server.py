@@ -9,7 +9,7 @@ import pytest
 import redis
 
 from .backend import BackendError
-from .servers import ServerProcess, find_server_binary
+from .servers import ServerProcess, find_server_binary, start_one_node_cluster
 
 if TYPE_CHECKING:
     from .context import ScenarioContext
@@ -34,8 +34,9 @@ class ScenarioServer:
 
     @property
     def description(self) -> str:
-        """Which server it is: its version, binary and port."""
-        return f"{self._server.version} ({self._server.binary}, port {self._server.port})"
+        """Which server it is: its version, binary and port (and a cluster of it alone)."""
+        alone = ", a cluster of it alone" if self._server.cluster_mode else ""
+        return f"{self._server.version} ({self._server.binary}, port {self._server.port}{alone})"
 
     @property
     def config(self) -> dict[str, str]:
@@ -47,6 +48,14 @@ class ScenarioServer:
         if self._admin is None:
             self._admin = redis.Redis.from_url(self._server.admin_url, decode_responses=True)
         return self._admin
+
+    def missing(self, keys: list[str]) -> int:
+        """How many of ``keys`` are gone: an EXISTS each, in one pipeline (a cluster's node refuses one
+        EXISTS over keys of several slots, even when it holds them all)."""
+        with self.admin.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.exists(key)
+            return len(keys) - sum(pipe.execute())
 
     def memory_info(self) -> dict[str, Any]:
         """INFO memory (``used_memory``, ``maxmemory``, ...)."""
@@ -82,17 +91,21 @@ def own_server(context: "ScenarioContext", config: dict[str, str] | None = None)
     over the private server's (no persistence): the binary of the engine under test when the
     suite started it (redis-server, valkey-server, a cluster's nodes), else the first server
     binary on PATH; on a free loopback port and in a directory of its own under the run's scratch
-    directory. It dies with the worker (a parent-death signal; a store that hangs gets the worker
-    killed) and is stopped by PID when the scenario ends, pass or fail. Without a server binary
-    (a ``--redis`` URL on a machine without redis-server) the scenario is skipped, saying so."""
+    directory. On a Redis Cluster it is a cluster of one node that holds every slot, so that a
+    store whose client is a cluster client (built from redis_url) reaches it as it reaches the
+    run's cluster; it takes 2 s more to start, and to restart. It dies with the worker (a
+    parent-death signal; a store that hangs gets the worker killed) and is stopped by PID when the
+    scenario ends, pass or fail. Without a server binary (a ``--redis`` URL on a machine without
+    redis-server) the scenario is skipped, saying so."""
     binary = context.connection.endpoint.binary or find_server_binary()
     if binary is None:
         pytest.skip("needs a redis-server of the scenario's own (its memory limit, its persistence and "
                     "restarts are server-wide, so the suite never changes the server under test), and "
                     "there is no redis-server or valkey-server on PATH: install one "
                     "(apt-get install redis-server)")
+    start = start_one_node_cluster if context.connection.endpoint.kind == "cluster" else ServerProcess.start
     try:
-        server = ScenarioServer(ServerProcess.start(binary, config, parent=str(context.worker.scratch)), context.idle)
+        server = ScenarioServer(start(binary, config, parent=str(context.worker.scratch)), context.idle)
     except BackendError as exc:
         pytest.skip(f"the suite could not start a redis-server of the scenario's own: {exc}")
     context.servers.append(server)

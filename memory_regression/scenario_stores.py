@@ -82,14 +82,13 @@ class Stores:
 
     def new_on(self, url: str, **options: Any) -> StoreAdapter:
         """A store built as :meth:`new` builds it (``options`` are its arguments), whose client and
-        ``redis_url`` reach ``url`` instead of the scenario's database. On a cluster, ``url`` is taken
-        for a cluster's (but for the scenario's own server's), and a synchronous store skips the
-        scenario: see CLUSTER_CLIENT_CONNECTS."""
+        ``redis_url`` reach ``url`` instead of the scenario's database. On a cluster, ``url`` is a
+        cluster's: the scenario's own server's (a cluster of one node there), or one a synchronous
+        store skips the scenario for (see CLUSTER_CLIENT_CONNECTS)."""
         context = self._context
         scenario_database, kind = context.connection, context.connection.endpoint.kind
-        if kind == "cluster" and any(url == server.url for server in context.servers):
-            kind = "server"   # a scenario's own server is a single one, whatever the engine
-        elif kind == "cluster" and not context.binding.is_async:
+        own = any(url == server.url for server in context.servers)
+        if kind == "cluster" and not own and not context.binding.is_async:
             pytest.skip(CLUSTER_CLIENT_CONNECTS)
         context.connection = Connection(Endpoint(kind, url, url))
         try:

@@ -116,9 +116,10 @@ def die_with_parent(parent: int | None = None) -> None:
             os._exit(1)
 
 
-def _restrict_default_user(client: redis.Redis, password: str) -> str | None:
+def _restrict_default_user(client: redis.Redis, password: str, forbidden: tuple[str, ...]) -> str | None:
     """Give the suite a user of its own and forbid the default user (the stores') the commands that
-    destroy a server. Returns the suite's URL user-info, or None when the server has no ACL."""
+    destroy a server (``forbidden``). Returns the suite's URL user-info, or None when the server has
+    no ACL."""
     try:
         client.execute_command("ACL", "SETUSER", SUITE_USER, "on", f">{password}", "~*", "+@all")
     except redis.ResponseError:
@@ -127,7 +128,7 @@ def _restrict_default_user(client: redis.Redis, password: str) -> str | None:
         client.execute_command("ACL", "SETUSER", SUITE_USER, "allchannels")
     except redis.ResponseError:
         pass   # Redis 6.0 allows every channel and does not know the word
-    _forbid_default_user(client, FORBIDDEN_COMMANDS)
+    _forbid_default_user(client, forbidden)
     return f"{SUITE_USER}:{password}"
 
 
@@ -141,18 +142,19 @@ def _forbid_default_user(client: redis.Redis, commands: tuple[str, ...]) -> None
             pass   # a command this server version does not have
 
 
-def await_server(url: str, alive: Callable[[], bool], password: str, timeout_s: float = START_TIMEOUT_S
-                 ) -> tuple[str, str | None]:
+def await_server(url: str, alive: Callable[[], bool], password: str, timeout_s: float = START_TIMEOUT_S,
+                 forbidden: tuple[str, ...] = FORBIDDEN_COMMANDS) -> tuple[str, str | None]:
     """Wait until the server at ``url`` answers, then give the suite its own user with ``password``
-    (see :func:`_restrict_default_user`). Returns the server's version and the suite's URL
-    user-info (None on a server without ACL); raises BackendError with the last connection error
-    when it did not answer within ``timeout_s`` or ``alive()`` turned false."""
+    and forbid the stores ``forbidden`` (see :func:`_restrict_default_user`). Returns the server's
+    version and the suite's URL user-info (None on a server without ACL); raises BackendError with
+    the last connection error when it did not answer within ``timeout_s`` or ``alive()`` turned
+    false."""
     last_error: Any = "it did not answer"
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and alive():
         try:   # a server still loading its append-only file answers LOADING (BusyLoadingError)
             with redis.Redis.from_url(url, decode_responses=True) as client:
-                return _server_version(client), _restrict_default_user(client, password)
+                return _server_version(client), _restrict_default_user(client, password, forbidden)
         except (redis.ConnectionError, redis.BusyLoadingError) as exc:
             last_error = exc
             time.sleep(0.01)
@@ -215,6 +217,11 @@ class ServerProcess:
         """The suite's URL (database 0)."""
         return with_userinfo(self.url, self._userinfo)
 
+    @property
+    def cluster_mode(self) -> bool:
+        """Whether it is a node of a Redis Cluster (``cluster-enabled``)."""
+        return self.config.get("cluster-enabled") == "yes"
+
     def _launch(self, port: int) -> None:
         self.port = port
         options = [arg for name, value in self.config.items() for arg in (f"--{name}", value)]
@@ -226,7 +233,9 @@ class ServerProcess:
             preexec_fn=_parent_death_signal())
         process = self.process
         try:
-            self.version, self._userinfo = await_server(self.url, lambda: process.poll() is None, self.password)
+            forbidden = FORBIDDEN_COMMANDS + (FORBIDDEN_CLUSTER_COMMANDS if self.cluster_mode else ())
+            self.version, self._userinfo = await_server(self.url, lambda: process.poll() is None, self.password,
+                                                        forbidden=forbidden)
         except BackendError as exc:
             output = process.stdout.read().decode(errors="replace") if process.poll() is not None else ""
             self._halt(hard=True)
@@ -235,9 +244,13 @@ class ServerProcess:
     def restart(self, hard: bool = True) -> None:
         """Stop the server, killed (SIGKILL: nothing is saved or flushed on the way out) or shut down
         gracefully (SIGTERM: it saves what its config says it saves), and start it again on the
-        same port and directory, which replays its append-only file when it has one."""
+        same port and directory, which replays its append-only file when it has one. A cluster's
+        node is back once it says ``cluster_state:ok`` again (its slots are in its nodes.conf)."""
         self._halt(hard)
         self._launch(self.port)
+        if self.cluster_mode:
+            with redis.Redis.from_url(self.admin_url, decode_responses=True) as client:
+                await_cluster_state([client])
 
     def _halt(self, hard: bool) -> None:
         process, self.process = self.process, None
@@ -271,15 +284,20 @@ class ServerProcess:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def _start_cluster_node(binary: str, password: str) -> ServerProcess:
-    """One node: a private server with cluster mode on (needs Redis 7 or Valkey, which let the bus
-    port be chosen: by default it is the port + 10000, past 65535 for most free ports)."""
+def start_cluster_node(binary: str, password: str | None = None, config: dict[str, str] | None = None,
+                       parent: str | None = None) -> ServerProcess:
+    """One node: a private server (as :meth:`ServerProcess.start` starts one, with ``config``) with
+    cluster mode on (needs Redis 7 or Valkey, which let the bus port be chosen: by default it is the
+    port + 10000, past 65535 for most free ports). Its stores may not run
+    :data:`FORBIDDEN_CLUSTER_COMMANDS` either."""
     last_error: Exception | None = None
     for _attempt in range(3):   # a bus port taken between choosing and binding: choose again
-        config = {"cluster-enabled": "yes", "cluster-port": str(_free_port()),
-                  "cluster-config-file": "nodes.conf", "cluster-node-timeout": "2000"}
+        # the address it gives clients in CLUSTER SLOTS: learnt from a MEET otherwise, so empty in a
+        # cluster of one node, where ioredis' cluster client would connect to '' and hang
+        cluster = {"cluster-enabled": "yes", "cluster-port": str(_free_port()), "cluster-announce-ip": "127.0.0.1",
+                   "cluster-config-file": "nodes.conf", "cluster-node-timeout": "2000"}
         try:
-            return ServerProcess.start(binary, config, password=password)
+            return ServerProcess.start(binary, {**(config or {}), **cluster}, parent=parent, password=password)
         except BackendError as exc:
             last_error = exc
             if "cluster-port" in str(exc):   # "Bad directive": a server before Redis 7
@@ -287,11 +305,12 @@ def _start_cluster_node(binary: str, password: str) -> ServerProcess:
     raise BackendError(f"{last_error} (a cluster node needs Redis 7 or later, or Valkey)")
 
 
-def _join(clients: list[redis.Redis]) -> None:
+def join(clients: list[redis.Redis]) -> None:
     """Give each node its share of the slots, let every node meet every other one, and wait for
-    ``cluster_state:ok`` on all. Each meeting every other directly, rather than learning of some by
-    gossip, keeps the start at 2.1-2.3 s: a node that hears of a master before it can reach it
-    counts itself in a minority and waits out the node timeout again (3-5 s, one start in three)."""
+    ``cluster_state:ok`` on all (:func:`await_cluster_state`). Each meeting every other directly,
+    rather than learning of some by gossip, keeps the start at 2.1-2.3 s: a node that hears of a
+    master before it can reach it counts itself in a minority and waits out the node timeout again
+    (3-5 s, one start in three)."""
     for index, client in enumerate(clients):
         first, last = index * CLUSTER_SLOTS // len(clients), (index + 1) * CLUSTER_SLOTS // len(clients) - 1
         client.execute_command("CLUSTER", "ADDSLOTSRANGE", first, last)
@@ -302,6 +321,12 @@ def _join(clients: list[redis.Redis]) -> None:
         for port, bus in addresses:
             if (port, bus) != own:
                 client.execute_command("CLUSTER", "MEET", "127.0.0.1", port, bus)
+    await_cluster_state(clients)
+
+
+def await_cluster_state(clients: list[redis.Redis]) -> None:
+    """Wait until every node says ``cluster_state:ok``: a master that has just started takes no
+    writes for its first 2 s (Redis' CLUSTER_WRITABLE_DELAY), after a restart too."""
     deadline, states = time.monotonic() + START_TIMEOUT_S, []
     while time.monotonic() < deadline:
         states = [client.execute_command("CLUSTER", "INFO") for client in clients]
@@ -310,3 +335,18 @@ def _join(clients: list[redis.Redis]) -> None:
         time.sleep(0.02)
     raise BackendError(f"the cluster did not form within {START_TIMEOUT_S:g} s: "
                        + "; ".join(state.split("\r\n")[0] for state in states))
+
+
+def start_one_node_cluster(binary: str, config: dict[str, str] | None = None, parent: str | None = None
+                           ) -> ServerProcess:
+    """A Redis Cluster of one master that holds every slot (as :meth:`ServerProcess.start` starts a
+    server, with ``config``): a cluster client finds every key there, and so does a single
+    server's client. Ready in about 2 s (:func:`await_cluster_state`)."""
+    node = start_cluster_node(binary, config=config, parent=parent)
+    try:
+        with redis.Redis.from_url(node.admin_url, decode_responses=True) as client:
+            join([client])
+    except (redis.RedisError, BackendError) as exc:
+        node.stop(hard=True)
+        raise BackendError(f"could not make a cluster of one {binary}: {exc}") from None
+    return node

@@ -5,12 +5,13 @@ on a single server; every scenario that appends catches them with ``--redis clus
 transaction over two keys of a session that hash to different slots (CROSSSLOT).
 ``TaggedSessionMetaStore`` is its fix, the session id as a hash tag. ``PlainClientStore`` builds a
 single-server client from ``redis_url``, which a cluster node answers with MOVED for the keys it
-does not hold.
+does not hold; ``ClusterURLStore`` is its fix, a cluster client built from ``redis_url``.
 """
 
 import json
 
 import redis as redis_py
+from redis.cluster import RedisCluster
 
 from tests.stores.correct import ListStore
 
@@ -53,6 +54,14 @@ class PlainClientStore(ListStore):
 
     def close(self):
         self.redis.close()
+
+
+class ClusterURLStore(PlainClientStore):
+    """What the MOVED hint tells :class:`PlainClientStore` to do: a ``RedisCluster`` from ``redis_url``,
+    which needs a cluster wherever it is built, the scenarios' own servers included."""
+
+    def __init__(self, redis_url, namespace, max_messages, ttl):
+        ListStore.__init__(self, RedisCluster.from_url(redis_url, decode_responses=True), namespace, max_messages, ttl)
 
 
 class AsyncSessionMetaStore:

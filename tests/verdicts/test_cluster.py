@@ -3,8 +3,9 @@
 Correct stores pass every scenario there (but the one that needs a client of a cluster that is
 down, skipped with the reason, for a sync store); a store that touches two keys of one session in
 one transaction without a hash tag passes on one server and fails on the cluster with a message
-naming CROSSSLOT and the fix; a store with a single-server client is told it needs a cluster client;
-the reports name the engine; and no node outlives the run (conftest checks every run for that).
+naming CROSSSLOT and the fix; a store with a single-server client is told it needs a cluster client
+(one in Node.js, the Node.js client); one that builds a cluster client passes, on the scenarios' own
+servers too; the reports name the engine; and no node outlives the run (conftest checks every run for that).
 """
 
 import os
@@ -29,6 +30,7 @@ pytestmark = pytest.mark.skipif(not shutil.which("redis-server"), reason="no red
 ONE_WINDOW = ("--window-sizes", "5")
 EXAMPLES = sorted(spec for spec in CORRECT_STORES if spec.startswith("examples/"))
 SPLIT = "tests.stores.cluster:SessionMetaStore"
+NODE_EXAMPLE = "examples/stores/node/count_window.mjs:CountWindowStore"
 DOWN = "test_store_raises_when_the_server_is_down"
 LOST_REPLY = "test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost"
 OWN_SERVER = {"test_append_raises_when_memory_is_full", "test_eviction_leaves_sessions_whole_or_gone",
@@ -71,7 +73,7 @@ def test_a_transaction_across_slots_passes_on_one_server_and_fails_on_a_cluster_
     assert result.exit_code == 1, result.output
     summary = result.summary
     passed = {r["scenario"] for r in summary["results"] if r["outcome"] == "passed"}
-    assert passed == {"test_fresh_session_is_empty", *OWN_SERVER}, passed   # it appends nothing, or not there
+    assert passed == {"test_fresh_session_is_empty"}, passed   # it appends nothing (own servers are clusters too)
     for failure in summary["failures"]:
         assert "CROSSSLOT" in failure["message"] and "chat:{<session>}:meta" in failure["message"], failure
     assert_names_the_engine(result)
@@ -111,6 +113,34 @@ def test_a_single_server_client_is_told_to_use_a_cluster_client(run_suite):
     assert result.exit_code == 1, result.output
     message = result.summary["failures"][0]["message"]
     assert "MovedError" in message and "build a redis.cluster.RedisCluster from redis_url" in message, message
+
+
+def test_a_node_store_with_a_single_servers_client_is_told_to_build_a_cluster_client(run_suite):
+    """The Node.js example's ioredis client on a cluster: a load is told MOVED, an append's MULTI is
+    discarded (EXECABORT) because its commands were; both failures name MOVED and the cluster client
+    to build in Node.js, the second from the errors ioredis says caused it."""
+    result = run_suite("--store", NODE_EXAMPLE, *CLUSTER, "-k", "fresh_session_is_empty or sessions_are_isolated")
+    assert result.exit_code == 1, result.output
+    messages = {f["scenario"]: f["message"] for f in result.summary["failures"]}
+    assert set(messages) == {"test_fresh_session_is_empty", "test_sessions_are_isolated"}, result.output
+    assert "EXECABORT" in messages["test_sessions_are_isolated"], messages
+    assert all("MOVED: on a Redis Cluster" in m and "new Redis.Cluster([redisUrl])" in m for m in messages.values())
+
+
+@pytest.mark.parametrize("spec", ["tests/stores/node/cluster.mjs:ClusterCountWindowStore",
+                                  "tests.stores.cluster:ClusterURLStore"])
+def test_a_store_that_builds_its_cluster_client_passes_on_a_cluster_and_on_its_scenarios_own_servers(run_suite, spec):
+    """A store that builds a cluster client from redis_url, as the MOVED hint says, needs a cluster
+    wherever it is built: the scenarios that run on a server of their own (memory limits, restarts)
+    get a cluster of one node there, and the store passes them as it passes the others."""
+    result = run_suite("--store", spec, *ONE_WINDOW, *CLUSTER, "-k", f"round_trip_keeps or {' or '.join(OWN_SERVER)}")
+    assert result.exit_code == 0, result.output
+    outcomes = {r["scenario"]: r["outcome"] for r in result.summary["results"]}
+    assert outcomes == dict.fromkeys({"test_round_trip_keeps_role_content_and_order", *OWN_SERVER}, "passed")
+    for scenario in OWN_SERVER:
+        findings = next(r["findings"] for r in result.summary["results"] if r["scenario"] == scenario)
+        assert any(f.startswith("on a server of the scenario's own") and f.endswith("a cluster of it alone)")
+                   for f in findings), findings
 
 
 @pytest.mark.parametrize("spec, failure", [

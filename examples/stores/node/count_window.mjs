@@ -7,10 +7,16 @@ import Redis from 'ioredis';
 export class CountWindowStore {
   constructor(redisUrl, maxMessages, ttl = undefined, namespace = 'chat:') {
     if (maxMessages < 1) throw new RangeError('maxMessages must be at least 1');
-    this.redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+    this.redis = this.connect(redisUrl);
     this.maxMessages = maxMessages;
     this.ttl = ttl;
     this.namespace = namespace;
+  }
+
+  // One server's client. On a Redis Cluster (--redis cluster) it would be told MOVED: connect with
+  // new Redis.Cluster([redisUrl], ...) there (tests/stores/node/cluster.mjs).
+  connect(redisUrl) {
+    return new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   }
 
   key(sessionId) {
