@@ -16,6 +16,7 @@ import pytest
 
 from .binding import AppendForm, StoreBinding
 from .contract import Message, UsageError, normalize_history
+from .frames import exception_chain
 
 
 # what pytest and unittest take for a test's own outcome (a skip, the end of the run, an expected failure)
@@ -30,6 +31,26 @@ class OutcomeFromStore(AssertionError):
         super().__init__(f"the store's {member} raised {type(raised).__name__}: {raised}, a test outcome raised from "
                          f"the store's code, which is the store's failure: a memory store must not skip or end "
                          f"the tests that use it")
+
+
+# set on what a call of the store raised (also through chained exceptions): a scenario's exception without
+# it was raised outside any call of the store, by the suite's own code (:func:`raised_by_store`)
+_STORE_RAISED = "_memory_regression_raised_by_store"
+
+
+def from_store(exc: BaseException) -> BaseException:
+    """Mark ``exc`` as raised by a call of the store (its factory, a method, a writer process's
+    work), and return it."""
+    try:
+        setattr(exc, _STORE_RAISED, True)
+    except AttributeError:   # an exception class that takes no attributes: it stays unmarked
+        pass
+    return exc
+
+
+def raised_by_store(exc: BaseException) -> bool:
+    """Whether ``exc``, or an exception it was raised from or during, came out of a call of the store."""
+    return any(getattr(link, _STORE_RAISED, False) for link in exception_chain(exc))
 
 
 class StoreAdapter:
@@ -51,6 +72,9 @@ class StoreAdapter:
             return self._build(session_id)
         except TEST_OUTCOMES as exc:
             raise OutcomeFromStore("factory", exc) from exc
+        except BaseException as exc:
+            from_store(exc)
+            raise
 
     def instances(self) -> list[Any]:
         """The store objects built so far."""
@@ -78,6 +102,9 @@ class StoreAdapter:
                     result = yield result
             except TEST_OUTCOMES as exc:
                 raise OutcomeFromStore(member, exc) from exc
+            except BaseException as exc:
+                from_store(exc)
+                raise
         return result
 
     def _run_steps(self, steps: Generator[Any, Any, Any]) -> Any:
@@ -176,6 +203,13 @@ class StoreAdapter:
 
     def _load(self, session_id: str) -> Generator[Any, Any, list[Message]]:
         raw = yield from self._invoke(session_id, self.binding.load_method)
+        try:   # reading what the store returned runs its code too: a generator, its messages' properties
+            return self._read(raw)
+        except BaseException as exc:
+            from_store(exc)
+            raise
+
+    def _read(self, raw: Any) -> list[Message]:
         if raw is not None and not isinstance(raw, (str, bytes, dict)):
             from .frameworks import framework_of_messages   # the frameworks build on the contract
             native = None if self.binding.framework else framework_of_messages(raw)

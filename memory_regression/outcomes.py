@@ -21,6 +21,7 @@ import pluggy
 import pytest
 import redis
 
+from .adapter import raised_by_store
 from .clients import IDLE_CLOSE_SIGN, idle_close_defect
 from .frames import exception_chain, user_traceback
 from .redaction import Redactor, map_strings
@@ -111,8 +112,11 @@ def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) 
         return _verdict(f"the store ran {forbidden} on the suite's Redis server, which the suite forbids: a "
                         "memory store must never flush, pause, reconfigure or shut down the server (it would destroy "
                         "or hold every other session's history)", report.longreprtext[-DETAILS_LIMIT:])
-    origin = "the store raised" if report.when == "call" else f"{report.when} failed:"
     short = exception_line(exc)
+    if report.when == "call" and not raised_by_store(exc):
+        return _verdict(f"the suite's own code raised {short}, outside any call of the store: {NOT_THE_STORE}",
+                        report.longreprtext[-DETAILS_LIMIT:])
+    origin = "the store raised" if report.when == "call" else f"{report.when} failed:"
     if isinstance(exc, AttributeError) and "'str' object has no attribute 'decode'" in str(exc):
         short = short.split(". Did you mean")[0]   # Python 3.12+ suggests encode: the hint below says what to do
         short += (" (the store decodes bytes, but the suite's redis client is built with "
@@ -122,6 +126,11 @@ def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) 
     if hint:
         short += f" ({hint})"
     return _verdict(f"{origin} {short}", report.longreprtext[-DETAILS_LIMIT:])
+
+
+# what a scenario's exception that no call of the store raised is (adapter.raised_by_store)
+NOT_THE_STORE = ("not a finding about the store (a defect of the suite, or of the machine: please report it if it "
+                 "repeats)")
 
 
 def exception_line(exc: BaseException) -> str:

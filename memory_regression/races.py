@@ -17,7 +17,7 @@ from typing import Any, Awaitable
 
 import pytest
 
-from .adapter import StoreAdapter
+from .adapter import StoreAdapter, from_store
 from .context import ScenarioContext
 from .contract import Message, close_quietly
 from .writers import WriterFailed, own_adapter, run_writer, writer_context
@@ -123,7 +123,7 @@ class Races:
                 outcome = outcomes.get()
                 if outcome is not None:
                     exc, text = outcome
-                    raise exc from WriterFailed(text)
+                    raise from_store(exc) from WriterFailed(text)
 
         try:
             return self._context.run_awaitable(self._reading_while(store, session_id, readers,
