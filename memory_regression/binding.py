@@ -105,6 +105,12 @@ class StoreBinding:
         return canonical in self.parameters
 
     @property
+    def takes_client(self) -> bool:
+        """Whether the factory is given the suite's redis client (by name, or through ``**kwargs``);
+        else the store builds its own, from ``redis_url``."""
+        return self.accepts("redis") or self.takes_var_kwargs
+
+    @property
     def takes_whole_messages(self) -> bool:
         return self.append_form is not AppendForm.ROLE_CONTENT
 

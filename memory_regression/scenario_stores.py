@@ -69,7 +69,7 @@ class Stores:
         context = self._context
         recipe = StoreRecipe(context.settings, context.connection.endpoint, context.namespace, max_messages,
                              profile, ttl, context.data_dir, summarize)
-        client = self.raw_client()
+        client = self.raw_client() if context.binding.takes_client else None   # else it builds its own
         counter = self.counter(profile)
 
         def build(session_id: str | None) -> Any:
@@ -84,11 +84,13 @@ class Stores:
         """A store built as :meth:`new` builds it (``options`` are its arguments), whose client and
         ``redis_url`` reach ``url`` instead of the scenario's database. On a cluster, ``url`` is a
         cluster's: the scenario's own server's (a cluster of one node there), or one a synchronous
-        store skips the scenario for (see CLUSTER_CLIENT_CONNECTS)."""
+        store that takes the suite's client skips the scenario for (see CLUSTER_CLIENT_CONNECTS); a
+        store that builds its own client from ``redis_url`` is built there as it would be."""
         context = self._context
         scenario_database, kind = context.connection, context.connection.endpoint.kind
         own = any(url == server.url for server in context.servers)
-        if kind == "cluster" and not own and not context.binding.is_async:
+        binding = context.binding
+        if kind == "cluster" and not own and not binding.is_async and binding.takes_client:
             pytest.skip(CLUSTER_CLIENT_CONNECTS)
         context.connection = Connection(Endpoint(kind, url, url))
         try:
