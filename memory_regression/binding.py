@@ -143,6 +143,13 @@ def inspect_parameters(spec: str, factory: Any, mapping: dict[str, str] | None =
     leaves at their defaults (own name -> default): a window or TTL under another name keeps its
     default in every scenario, which :mod:`.observe` looks for."""
     mapping = mapping or {}
+    # a program's factory (.foreign) names its parameters as the contract spells them (max_messages); the
+    # store's own spelling (maxMessages) is the one its author knows, and the one said here
+    spelled: dict[str, str] = getattr(factory, "spelled", None) or {}
+
+    def own(name: str) -> str:
+        return spelled.get(name, name)
+    camel = " (maxMessages for max_messages: either spelling is taken)" if spelled else ""
     if not callable(factory):
         raise UsageError(f"--store {spec!r} names a {type(factory).__name__}, not a class or factory")
     try:
@@ -156,7 +163,7 @@ def inspect_parameters(spec: str, factory: Any, mapping: dict[str, str] | None =
     absent = [name for name in mapping if name not in named]
     if absent and not var_kwargs:
         raise UsageError(f"--store-params names {', '.join(map(repr, absent))}, which --store {spec!r} does not "
-                         f"take: its parameters are {', '.join(named) or 'none'}")
+                         f"take: its parameters are {', '.join(map(own, named)) or 'none'}")
     for name in absent:   # passed by that name through **kwargs
         parameters[mapping[name]] = name
     for param in signature.parameters.values():
@@ -166,15 +173,15 @@ def inspect_parameters(spec: str, factory: Any, mapping: dict[str, str] | None =
         if canonical is None or param.kind is param.POSITIONAL_ONLY:
             if param.default is param.empty:
                 raise UsageError(
-                    f"--store {spec!r} requires a parameter {param.name!r}, which the contract "
-                    f"does not provide. The suite passes, by name:\n{parameter_table()}\n"
+                    f"--store {spec!r} requires a parameter {own(param.name)!r}, which the contract "
+                    f"does not provide. The suite passes, by name{camel}:\n{parameter_table()}\n"
                     "Give that parameter a default, rename it to one of these, map it with --store-params "
-                    f"{param.name}=NAME, or wrap the store in a factory function.")
-            unfilled[param.name] = param.default
+                    f"{own(param.name)}=NAME, or wrap the store in a factory function.")
+            unfilled[own(param.name)] = param.default
             continue
         if canonical in parameters:
             raise UsageError(
-                f"--store {spec!r} takes both {parameters[canonical]!r} and {param.name!r}, "
+                f"--store {spec!r} takes both {own(parameters[canonical])!r} and {own(param.name)!r}, "
                 f"which are the same contract parameter {canonical!r}: keep one")
         parameters[canonical] = param.name
     return parameters, var_kwargs, unfilled

@@ -1,10 +1,12 @@
 """What --store names as a store of another language, how its names are spelt for the contract, and
 how what it raised reads (memory_regression/foreign.py); the runs are tests/verdicts/test_foreign.py's."""
 
+import pytest
 import redis
 
 from memory_regression import foreign
-from memory_regression.binding import bind_store
+from memory_regression.binding import bind_store, inspect_parameters
+from memory_regression.contract import UsageError
 from memory_regression.foreign import StoreProcessError, is_foreign, raised, snake
 from memory_regression.outcomes import cluster_hint
 
@@ -86,3 +88,16 @@ def test_only_a_program_says_the_language_and_framework_a_binding_takes():
     binding = bind_store("app/memory.py:MultilingualStore", MultilingualStore, None, {}, lambda binding: None)
     assert (binding.language, binding.framework) == ("python", None)
     assert binding.shape == "one object for all sessions: append(session_id, role, content)"
+
+
+def test_a_programs_parameters_are_named_in_usage_errors_as_the_store_spells_them(tmp_path):
+    hello = {"store": "Memory", "factory": {"parameters": [{"name": "redisUrl"}, {"name": "sessionTtlSeconds"}]}}
+    factory, _source = foreign._factory("memory.mjs:Memory", tmp_path, hello)
+    with pytest.raises(UsageError) as refused:
+        bind_store("memory.mjs:Memory", factory, None, {}, lambda binding: None)
+    message = str(refused.value)
+    assert "requires a parameter 'sessionTtlSeconds'" in message and "--store-params sessionTtlSeconds=NAME" in message
+    assert "maxMessages for max_messages: either spelling is taken" in message and "session_ttl" not in message
+    hello["factory"]["parameters"][1]["optional"] = True
+    factory, _source = foreign._factory("memory.mjs:Memory", tmp_path, hello)
+    assert inspect_parameters("memory.mjs:Memory", factory)[2] == {"sessionTtlSeconds": None}   # left at its default
