@@ -174,7 +174,8 @@ def inspect_parameters(spec: str, factory: Any, mapping: dict[str, str] | None =
             if param.default is param.empty:
                 raise UsageError(
                     f"--store {spec!r} requires a parameter {own(param.name)!r}, which the contract "
-                    f"does not provide. The suite passes, by name{camel}:\n{parameter_table()}\n"
+                    f"does not provide. The suite passes, by name{camel}:\n"
+                    f"{parameter_table(getattr(factory, 'not_carried', None))}\n"
                     "Give that parameter a default, rename it to one of these, map it with --store-params "
                     f"{own(param.name)}=NAME, or wrap the store in a factory function.")
             unfilled[own(param.name)] = param.default

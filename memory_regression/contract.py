@@ -162,12 +162,14 @@ def with_aliases(canonical: str) -> str:
     return f"{canonical} (or {', '.join(aliases)})" if aliases else canonical
 
 
-def parameter_table() -> str:
-    """The contract's parameter table as text, for error messages."""
+def parameter_table(not_carried: dict[str, str] | None = None) -> str:
+    """The contract's parameter table as text, for error messages; ``not_carried``: the parameters a
+    store in another language cannot be given, and what it takes instead."""
     rows = []
     for name, (aliases, meaning) in STORE_PARAMETERS.items():
         also = f" (also {', '.join(aliases)})" if aliases else ""
-        rows.append(f"  {name}{also}: {meaning}")
+        instead = (not_carried or {}).get(name)
+        rows.append(f"  {name}{also}: " + (f"not to a store in another language: {instead}" if instead else meaning))
     return "\n".join(rows)
 
 

@@ -424,6 +424,7 @@ def _factory(spec: str, workdir: Path, hello: dict[str, Any]) -> tuple[Callable[
     build.__name__ = str(hello.get("store") or "store")
     build.__signature__ = _signature(list(own), optional)   # type: ignore[attr-defined]
     build.spelled = own   # type: ignore[attr-defined]  (the store's own spelling, for binding's messages)
+    build.not_carried = NOT_CARRIED   # type: ignore[attr-defined]  (what binding's messages say it cannot take)
     build.defined_at_line = hello.get("line")   # type: ignore[attr-defined]  (worker.definition_line)
     build.language = str(hello.get("language") or "unknown")   # type: ignore[attr-defined]  (StoreBinding.language)
     # the framework the program drives the store through, if any (the shape's name)

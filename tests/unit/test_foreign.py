@@ -98,6 +98,8 @@ def test_a_programs_parameters_are_named_in_usage_errors_as_the_store_spells_the
     message = str(refused.value)
     assert "requires a parameter 'sessionTtlSeconds'" in message and "--store-params sessionTtlSeconds=NAME" in message
     assert "maxMessages for max_messages: either spelling is taken" in message and "session_ttl" not in message
+    assert "redis (also client, redis_client, conn): not to a store in another language: take redis_url" in message
+    assert "redis-py client" not in message
     hello["factory"]["parameters"][1]["optional"] = True
     factory, _source = foreign._factory("memory.mjs:Memory", tmp_path, hello)
     assert inspect_parameters("memory.mjs:Memory", factory)[2] == {"sessionTtlSeconds": None}   # left at its default
