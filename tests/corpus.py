@@ -55,9 +55,21 @@ CORRECT_STORES = {
 # 49× once, steady the next run). AsyncOnlyHistory (one RPUSH and EXPIRE per append) was warned on
 # two clean-clone runs of command 2 in about ten (four processes on two cores): once with its last
 # 300 appends at 3.61 ms against 1.01 ms for its first, while the control appends to short sessions
-# made meanwhile took 0.96 ms; never alone, nor beside six CPU-bound processes: the cause is not known
+# made meanwhile took 0.96 ms; never alone, nor beside six CPU-bound processes: the cause is not known.
+# AsyncChatMemory (one MULTI per append) on --redis cluster lacked it once in two clean-clone runs of
+# command 2 (stop 34), held it alone (two runs) and beside three CPU-bound processes (two runs): the
+# same unexplained growth of an async store's appends under the command's load
 MAY_LACK = {"tests.stores.consistency:AsyncTwoBackendStore": {"steady-appends"},
-            "tests.stores.langchain_memories:AsyncOnlyHistory": {"steady-appends"}}
+            "tests.stores.langchain_memories:AsyncOnlyHistory": {"steady-appends"},
+            "examples/stores/async_store.py:AsyncChatMemory": {"steady-appends"}}
+
+
+def same_level(spec: str, got: str, level: str) -> bool:
+    """Whether a run of ``spec`` reached conformance ``level``, but for the guarantees it holds on
+    some runs only (``MAY_LACK``)."""
+    varying = MAY_LACK.get(spec, set())
+    return [word for word in got.split("+") if word not in varying] == [
+        word for word in level.split("+") if word not in varying]
 
 
 BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY,

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tests.corpus import BROKEN, CORRECT_STORES, MAY_LACK, TOKEN_ARGS, WARNED, corpus_args, declared_cause
+from tests.corpus import BROKEN, CORRECT_STORES, TOKEN_ARGS, WARNED, corpus_args, declared_cause, same_level
 from tests.stores import broken, concurrency, expiry, policies, stateful_bugs
 
 # groups that take seconds, run only on the broken stores meant for them (-k names them)
@@ -81,9 +81,7 @@ def test_correct_store_passes(run_suite, spec, corpus_run):
     assert result.exit_code == 0, result.output
     summary = result.summary
     assert summary["totals"]["failed"] == summary["totals"]["errors"] == 0
-    varying = MAY_LACK.get(spec, set())
-    assert [word for word in summary["conformance_level"].split("+") if word not in varying] == [
-        word for word in level.split("+") if word not in varying]
+    assert same_level(spec, summary["conformance_level"], level), (summary["conformance_level"], level)
     assert summary["totals"]["passed"] > 0
     assert summary["leftovers"] == [], "a correct store left no process running: these are the suite's"
     stateful = {r["point"]: r["findings"] for r in summary["results"] if r["scenario"] == broken.STATEFUL}
