@@ -57,7 +57,7 @@ def needs_probe(binding: StoreBinding) -> bool:
 
 
 def takes_a_connection(binding: StoreBinding) -> bool:
-    return binding.takes_var_kwargs or binding.accepts("redis") or binding.accepts("redis_url")
+    return binding.takes_client or binding.accepts("redis_url")
 
 
 def unfilled_text(binding: StoreBinding) -> str:
