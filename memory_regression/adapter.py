@@ -9,8 +9,8 @@ import asyncio
 import inspect
 import unittest
 from collections import Counter
-from contextlib import nullcontext
-from typing import Any, Callable, ContextManager, Generator
+from contextlib import contextmanager, nullcontext
+from typing import Any, Callable, ContextManager, Generator, Iterator
 
 import pytest
 
@@ -36,21 +36,35 @@ class OutcomeFromStore(AssertionError):
 # set on what a call of the store raised (also through chained exceptions): a scenario's exception without
 # it was raised outside any call of the store, by the suite's own code (:func:`raised_by_store`)
 _STORE_RAISED = "_memory_regression_raised_by_store"
+# an exception's own attributes, read and written past its class: an exception class of the store that
+# refuses attributes, or hides them, can neither refuse the mark nor hide it
+_ATTRIBUTES_OF = BaseException.__dict__["__dict__"].__get__
 
 
 def from_store(exc: BaseException) -> BaseException:
-    """Mark ``exc`` as raised by a call of the store (its factory, a method, a writer process's
-    work), and return it."""
-    try:
-        setattr(exc, _STORE_RAISED, True)
-    except AttributeError:   # an exception class that takes no attributes: it stays unmarked
-        pass
+    """Mark ``exc`` as raised by a call of the store (its factory, a method, reading what it
+    returned, a writer process's work), and return it."""
+    _ATTRIBUTES_OF(exc)[_STORE_RAISED] = True
     return exc
 
 
 def raised_by_store(exc: BaseException) -> bool:
     """Whether ``exc``, or an exception it was raised from or during, came out of a call of the store."""
-    return any(getattr(link, _STORE_RAISED, False) for link in exception_chain(exc))
+    return any(_ATTRIBUTES_OF(link).get(_STORE_RAISED, False) for link in exception_chain(exc))
+
+
+@contextmanager
+def store_code(member: str) -> Iterator[None]:
+    """Run the store's code (its ``member``: a method, its factory, what it returned being read):
+    what it raises is marked as the store's (:func:`from_store`), and a test outcome it raises (a
+    skip, an exit) is its failure (:class:`OutcomeFromStore`)."""
+    try:
+        yield
+    except TEST_OUTCOMES as exc:
+        raise OutcomeFromStore(member, exc) from exc
+    except BaseException as exc:
+        from_store(exc)
+        raise
 
 
 class StoreAdapter:
@@ -68,13 +82,8 @@ class StoreAdapter:
         self._shared = None if binding.per_session else self._built(None)
 
     def _built(self, session_id: str | None) -> Any:
-        try:
+        with store_code("factory"):
             return self._build(session_id)
-        except TEST_OUTCOMES as exc:
-            raise OutcomeFromStore("factory", exc) from exc
-        except BaseException as exc:
-            from_store(exc)
-            raise
 
     def instances(self) -> list[Any]:
         """The store objects built so far."""
@@ -94,17 +103,11 @@ class StoreAdapter:
         beside other tasks on the scenario's loop. A test outcome the store raises is its failure."""
         instance = self.instance_for(session_id)
         args = args if self.binding.per_session else (session_id, *args)
-        with self._watch(member, args):
-            try:
-                value = getattr(instance, member)
-                result = value(*args) if callable(value) else value   # a framework's load may be a property
-                if inspect.isawaitable(result):
-                    result = yield result
-            except TEST_OUTCOMES as exc:
-                raise OutcomeFromStore(member, exc) from exc
-            except BaseException as exc:
-                from_store(exc)
-                raise
+        with self._watch(member, args), store_code(member):
+            value = getattr(instance, member)
+            result = value(*args) if callable(value) else value   # a framework's load may be a property
+            if inspect.isawaitable(result):
+                result = yield result
         return result
 
     def _run_steps(self, steps: Generator[Any, Any, Any]) -> Any:
@@ -203,11 +206,9 @@ class StoreAdapter:
 
     def _load(self, session_id: str) -> Generator[Any, Any, list[Message]]:
         raw = yield from self._invoke(session_id, self.binding.load_method)
-        try:   # reading what the store returned runs its code too: a generator, its messages' properties
+        # reading what the store returned runs its code too: a generator, its messages' properties
+        with store_code(f"{self.binding.load_method}'s result"):
             return self._read(raw)
-        except BaseException as exc:
-            from_store(exc)
-            raise
 
     def _read(self, raw: Any) -> list[Message]:
         if raw is not None and not isinstance(raw, (str, bytes, dict)):
@@ -263,4 +264,6 @@ class StoreAdapter:
         the store's ``past_states`` where it has one (a framework's driver); else none."""
         if not callable(getattr(self.instance_for(session_id), "past_states", None)):
             return []
-        return [state for state in self._run_steps(self._invoke(session_id, "past_states")) if state]
+        states = self._run_steps(self._invoke(session_id, "past_states"))
+        with store_code("past_states' result"):
+            return [state for state in states if state]

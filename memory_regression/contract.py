@@ -202,19 +202,19 @@ def contract_parameter(name: str) -> str | None:
 def role_text(role: Any) -> str:
     """A role as the suite compares it: an enum's value (llama-index's ``MessageRole.USER`` is
     ``'user'``, which ``str()`` would make ``'MessageRole.USER'``), anything else as text."""
-    return str(role.value if isinstance(role, Enum) else role)
+    return content_text(role.value if isinstance(role, Enum) else role)
 
 
 def content_text(content: Any) -> str:
     """Content as text: a string as it is; a list of text blocks (strings, or ``{"type": "text",
-    "text": ...}`` as LangChain and the OpenAI APIs write them) joined; anything else as ``str()``."""
-    if isinstance(content, str):
-        return content
+    "text": ...}`` as LangChain and the OpenAI APIs write them) joined; anything else as ``str()``.
+    Always a plain ``str``: a subclass of the store's goes no further than here, so none of its
+    methods runs in the suite's own code (where what it raised would not be the store's)."""
     if isinstance(content, list) and all(
             isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text"
                                        and isinstance(block.get("text"), str)) for block in content):
-        return "".join(block if isinstance(block, str) else block["text"] for block in content)
-    return str(content)
+        content = "".join(block if isinstance(block, str) else block["text"] for block in content)
+    return str.__str__(content if isinstance(content, str) else str(content))
 
 
 def normalize_history(raw: Any, fields: bool = False) -> list[Message]:

@@ -77,8 +77,9 @@ def describe_outcome(report: pytest.TestReport, excinfo: Any, stores: list[Any] 
     exc, replayed = unwrap_flaky(excinfo.value)
     verdict = _describe(report, exc, stores)
     if replayed:   # the store's own failure, if Hypothesis kept it, and that a replay went otherwise
-        found = verdict["message"] if exc is not excinfo.value else ""
-        verdict["message"] = f"{found}; {UNREPRODUCIBLE}" if found else UNREPRODUCIBLE
+        if exc is excinfo.value:   # Hypothesis kept no failure: what it says of the store is all there is
+            return _verdict(UNREPRODUCIBLE, verdict["details"])
+        verdict["message"] = f"{verdict['message']}; {UNREPRODUCIBLE}"
     return verdict
 
 
@@ -113,10 +114,11 @@ def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) 
                         "memory store must never flush, pause, reconfigure or shut down the server (it would destroy "
                         "or hold every other session's history)", report.longreprtext[-DETAILS_LIMIT:])
     short = exception_line(exc)
-    if report.when == "call" and not raised_by_store(exc):
-        return _verdict(f"the suite's own code raised {short}, outside any call of the store: {NOT_THE_STORE}",
-                        report.longreprtext[-DETAILS_LIMIT:])
-    origin = "the store raised" if report.when == "call" else f"{report.when} failed:"
+    if not raised_by_store(exc):
+        where = "outside any call of the store" if report.when == "call" else f"in the scenario's {report.when}"
+        return {**_verdict(f"the suite's own code raised {short}, {where}: {NOT_THE_STORE}",
+                           report.longreprtext[-DETAILS_LIMIT:]), NOT_JUDGED: True}
+    origin = "the store raised" if report.when == "call" else f"in the scenario's {report.when}, the store raised"
     if isinstance(exc, AttributeError) and "'str' object has no attribute 'decode'" in str(exc):
         short = short.split(". Did you mean")[0]   # Python 3.12+ suggests encode: the hint below says what to do
         short += (" (the store decodes bytes, but the suite's redis client is built with "
@@ -128,9 +130,11 @@ def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) 
     return _verdict(f"{origin} {short}", report.longreprtext[-DETAILS_LIMIT:])
 
 
-# what a scenario's exception that no call of the store raised is (adapter.raised_by_store)
+# what a scenario's exception that no call of the store raised is (adapter.raised_by_store): the scenario
+# judged nothing, and its verdict says so under this key (recording makes it an error, not a failure)
 NOT_THE_STORE = ("not a finding about the store (a defect of the suite, or of the machine: please report it if it "
                  "repeats)")
+NOT_JUDGED = "not_judged"
 
 
 def exception_line(exc: BaseException) -> str:

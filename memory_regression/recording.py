@@ -10,7 +10,21 @@ from typing import Any, Callable
 import pytest
 
 from . import html_report, reports
+from .outcomes import NOT_JUDGED
 from .results import Outcome, RunSummary, ScenarioResult
+
+
+def outcome_of(report: pytest.TestReport, verdict: dict[str, Any] | None) -> Outcome:
+    """A report's outcome: a failure is the store's (failed) unless the scenario judged nothing: its
+    verdict says so (the suite's own code raised, :data:`.outcomes.NOT_JUDGED`), or a setup or
+    teardown failed with no verdict (error)."""
+    if report.skipped:
+        return Outcome.SKIPPED
+    if report.passed:
+        return Outcome.PASSED
+    if verdict is None:
+        return Outcome.FAILED if report.when == "call" else Outcome.ERROR
+    return Outcome.ERROR if verdict.get(NOT_JUDGED) else Outcome.FAILED
 
 
 class Recorder:
@@ -26,14 +40,13 @@ class Recorder:
     def record(self, report: pytest.TestReport) -> None:
         result = self._result(report.nodeid)
         recorded = report.nodeid in self.results
-        if report.when == "call" or (not recorded and not report.passed):
-            result.outcome = (Outcome.SKIPPED if report.skipped else Outcome.PASSED if report.passed
-                              else Outcome.FAILED if report.when == "call" else Outcome.ERROR)
-        elif recorded and report.failed:   # a teardown failing after the call
-            result.outcome = Outcome.ERROR
         verdict = getattr(report, "memory_verdict", None)
-        if verdict is not None and (report.failed or report.skipped):
-            result.message, result.details = verdict["message"], verdict["details"]
+        # the call decides, or a setup that did not pass, or a teardown failing after a call that found nothing
+        if (report.when == "call" or (not recorded and not report.passed)
+                or (recorded and report.failed and result.outcome in (Outcome.PASSED, Outcome.SKIPPED))):
+            result.outcome = outcome_of(report, verdict)
+            if verdict is not None and (report.failed or report.skipped):
+                result.message, result.details = verdict["message"], verdict["details"]
         if recorded or report.when == "call" or not report.passed:
             result.duration_s = round(result.duration_s + report.duration, 4)
             self.results[report.nodeid] = result

@@ -20,7 +20,7 @@ from typing import Callable
 from .contract import UsageError
 from .redaction import Redactor
 from .renderings import render_comment, render_markdown
-from .results import RunSummary
+from .results import Outcome, RunSummary
 
 MAX_KEYS_WITHOUT_TTL = 200
 # characters XML 1.0 cannot hold
@@ -157,21 +157,29 @@ def suite_name(summary: RunSummary) -> str:
 def place_junit_cases(summary: RunSummary, text: str, source_root: Path | None) -> str:
     """Name junit.xml's suite after the matrix point, and point every test case at the store's
     definition (``file`` relative to ``source_root``, ``line``): where the action's annotations
-    point, so that reporter actions place theirs in the user's code, not in the suite's files.
-    Takes the text pytest wrote and returns the new one."""
+    point, so that reporter actions place theirs in the user's code, not in the suite's files. A
+    scenario whose call judged nothing (the suite's own code raised) is an error there, not a
+    failure. Takes the text pytest wrote and returns the new one."""
     root = ElementTree.fromstring(text)
     suites = [root] if root.tag == "testsuite" else root.iter("testsuite")
     source = relative_path(summary.store_file, source_root) if source_root is not None else None
     differing = {d["case"]: d["message"] for d in summary.engine_differences()} if summary.engines else {}
     difference = {_junit_key(r.nodeid): differing[r.case] for r in summary.results if r.case in differing}
+    judged_nothing = {_junit_key(r.nodeid) for r in summary.results if r.outcome is Outcome.ERROR}
     for suite in suites:
         suite.set("name", suite_name(summary))
         for case in suite.iter("testcase"):
+            key = (case.get("classname", "").rsplit(".", 1)[-1], case.get("name"))
+            failure = case.find("failure")
+            if failure is not None and key in judged_nothing:
+                failure.tag = "error"   # the suite's own code failed in the call: an error, as pytest's setup errors
+                for count, change in (("failures", -1), ("errors", 1)):
+                    suite.set(count, str(int(suite.get(count, "0")) + change))
             if source:
                 case.set("file", source)
                 if summary.store_line:
                     case.set("line", str(summary.store_line))
-            message = difference.get((case.get("classname", "").rsplit(".", 1)[-1], case.get("name")))
+            message = difference.get(key)
             if message:
                 properties = case.find("properties")
                 if properties is None:

@@ -29,7 +29,7 @@ class Status(str, Enum):
     PASSED = "passed"
     FAILED = "failed"
     USAGE_ERROR = "usage error"
-    SUITE_ERROR = "suite error"     # the suite's own files could not be loaded
+    SUITE_ERROR = "suite error"     # the suite itself failed (its files, its code): the store was not judged
     NOT_RUN = "not run"             # the run executed no scenario (--collect-only and the like)
     REDIS_ERROR = "redis error"
     INTERRUPTED = "interrupted"
@@ -55,7 +55,7 @@ _EXIT_CODES = {
 class Outcome(str, Enum):
     PASSED = "passed"
     FAILED = "failed"     # the store did something wrong, crashed or hung
-    ERROR = "error"       # the scenario could not be set up or torn down
+    ERROR = "error"       # the scenario judged nothing: the suite's own code, or its setup or teardown, failed
     SKIPPED = "skipped"   # the store lacks a capability the scenario needs
 
     def __str__(self) -> str:

@@ -4,7 +4,9 @@ Pure, so every branch is a unit test (``tests/unit/test_verdict.py``). The order
 run cut off by its deadline, then one the runner stopped before it could judge the store (a usage
 or Redis error, or a store that made the server unusable), an interrupt, the suite's own files
 failing to load, a worker that could not run the store, nothing selected or nothing run, and only
-then the scenarios' outcomes.
+then the scenarios' outcomes: a failure of the store's fails the run; scenarios that judged nothing
+(errors: the suite's own code failed) with no failure beside them are a suite error, which says
+the store was not judged.
 """
 
 from __future__ import annotations
@@ -57,6 +59,12 @@ def verdict(facts: RunFacts) -> tuple[Status, str | None]:
     if exitstatus in (PytestExit.OK, PytestExit.TESTS_FAILED):
         if not summary.failures():
             return Status.PASSED, None
+        if not any(r.outcome is Outcome.FAILED for r in summary.results):
+            errors = summary.failures()
+            return Status.SUITE_ERROR, (
+                f"{len(errors)} scenario{'s' if len(errors) > 1 else ''} judged nothing, and none found a fault of "
+                f"the store: {errors[0].nodeid}: {errors[0].message or 'its setup or teardown failed'}"
+                + ("; ..." if len(errors) > 1 else ""))
         differences = summary.engine_differences() if summary.engines else []
         if differences:
             first = differences[0]

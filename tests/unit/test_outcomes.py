@@ -1,12 +1,13 @@
 """Whose a scenario's exception is (memory_regression/outcomes.py): the store's where a call of the store
 raised it (its factory, a method, reading what its load returned), else the suite's own, which is not
-a finding about the store."""
+a finding about the store: the scenario judged nothing (its verdict says so, and its outcome is an
+error). No class of the store's can move its exception from one side to the other."""
 
 import pytest
 
-from memory_regression.adapter import StoreAdapter
+from memory_regression.adapter import OutcomeFromStore, StoreAdapter
 from memory_regression.binding import bind_store
-from memory_regression.outcomes import NOT_THE_STORE, describe_outcome
+from memory_regression.outcomes import NOT_JUDGED, NOT_THE_STORE, describe_outcome
 
 
 class LazyStore:
@@ -18,11 +19,46 @@ class LazyStore:
     def add_message(self, session_id, role, content):
         if content == "refused":
             raise ConnectionError("the server refused the append")
+        if content == "unmarkable":
+            raise Unmarkable("an exception that takes no attributes and hides them")
         self.sessions.setdefault(session_id, []).append({"role": role, "content": content})
 
     def get_messages(self, session_id):
-        return (message if message["content"] != "corrupt" else {}["content"]
-                for message in self.sessions.get(session_id, []))
+        return (self.read(message) for message in self.sessions.get(session_id, []))
+
+    @staticmethod
+    def read(message):
+        if message["content"] == "corrupt":
+            return {}["content"]
+        if message["content"] == "skipping":
+            pytest.skip("a skip raised while the loaded history is read")
+        if message["content"] == "touchy":
+            return {"role": message["role"], "content": Touchy(message["content"])}
+        return message
+
+
+class Unmarkable(Exception):
+    """Refuses to take, or to show, an attribute of the suite's (the mark of what the store raised)."""
+
+    def __setattr__(self, name, value):
+        if name.startswith("_memory"):
+            raise AttributeError(name)
+        super().__setattr__(name, value)
+
+    def __getattribute__(self, name):
+        if name.startswith("_memory"):
+            raise AttributeError(name)
+        return super().__getattribute__(name)
+
+
+class Touchy(str):
+    """A string whose comparisons raise: were it to reach the suite's own checks, what it raised there
+    would pass for the suite's own exception."""
+
+    def __eq__(self, other):
+        raise RuntimeError("compared")
+
+    __hash__ = str.__hash__
 
 
 def adapter():
@@ -30,10 +66,14 @@ def adapter():
     return StoreAdapter(binding, lambda session_id: LazyStore("redis://"), run=lambda awaitable: None)
 
 
-def message_of(exc: BaseException) -> str:
+def verdict_of(exc: BaseException, when: str = "call") -> dict:
     report = pytest.TestReport("suite/test_core.py::test_x", ("suite/test_core.py", 1, "test_x"), {}, "failed",
-                               "the traceback", "call")
-    return describe_outcome(report, pytest.ExceptionInfo.from_exception(exc))["message"]
+                               "the traceback", when)
+    return describe_outcome(report, pytest.ExceptionInfo.from_exception(exc))
+
+
+def message_of(exc: BaseException) -> str:
+    return verdict_of(exc)["message"]
 
 
 def raised(call) -> BaseException:
@@ -48,10 +88,35 @@ def test_what_a_call_of_the_store_raised_is_the_stores_also_when_read_after_it_r
         "the store raised ConnectionError: the server refused the append")
     store.append("s", "user", "corrupt")
     assert message_of(raised(lambda: store.load("s"))) == "the store raised KeyError: 'content'"
+    assert NOT_JUDGED not in verdict_of(raised(lambda: store.load("s")))
+
+
+def test_an_exception_class_of_the_stores_that_refuses_attributes_is_still_the_stores():
+    store = adapter()
+    assert message_of(raised(lambda: store.append("s", "user", "unmarkable"))) == (
+        "the store raised tests.unit.test_outcomes.Unmarkable: an exception that takes no attributes and hides them")
+
+
+def test_a_skip_raised_while_the_loaded_history_is_read_is_the_stores_failure():
+    store = adapter()
+    store.append("s", "user", "skipping")
+    with pytest.raises(OutcomeFromStore, match="the store's get_messages's result raised Skipped"):
+        store.load("s")
+
+
+def test_what_a_load_returns_reaches_the_suite_as_plain_strings():
+    store = adapter()
+    store.append("s", "user", "touchy")
+    [message] = store.load("s")
+    assert type(message.content) is str and message.content == "touchy"
 
 
 def test_what_the_suite_raised_outside_any_call_of_the_store_is_said_not_to_be_the_stores():
     message = message_of(raised(lambda: {}["a key of the suite's own"]))
     assert message == f"the suite's own code raised KeyError: \"a key of the suite's own\", outside any call of the " \
                       f"store: {NOT_THE_STORE}"
-    assert "the store raised" not in message
+    assert verdict_of(raised(lambda: {}["x"]))[NOT_JUDGED] is True
+    teardown = verdict_of(raised(lambda: {}["x"]), "teardown")
+    assert teardown["message"] == (f"the suite's own code raised KeyError: 'x', in the scenario's teardown: "
+                                   f"{NOT_THE_STORE}")
+    assert teardown[NOT_JUDGED] is True

@@ -1,12 +1,13 @@
 """Recording a scenario's reports into its result (memory_regression/recording.py), in-process: the
-call decides the outcome, a setup failure is an error and a teardown failing after a passed call
-turns it into one; durations add up from the call on (a setup that passed is left out: the scenario
-ran from its call); the verdict, findings, warnings, figures and
-keys without a TTL are taken from the worker's attributes; and each report gets its junit
-properties."""
+call decides the outcome (an error where its verdict says it judged nothing), a setup failure is
+an error, and a teardown failing after a passed call turns it into one (a failed call stays
+failed); durations add up from the call on (a setup that passed is left out: the scenario ran
+from its call); the verdict, findings, warnings, figures and keys without a TTL are taken from the
+worker's attributes; and each report gets its junit properties."""
 
 import pytest
 
+from memory_regression.outcomes import NOT_JUDGED
 from memory_regression.recording import Recorder
 from memory_regression.results import Outcome, RunSummary
 
@@ -52,6 +53,16 @@ def test_a_setup_failure_is_an_error_and_a_teardown_failure_spoils_a_passed_call
     spoiled, _summary, _reports = recorded(report("setup", "passed"), report("call", "passed"),
                                            report("teardown", "failed"))
     assert spoiled.outcome is Outcome.ERROR
+
+
+def test_a_call_that_judged_nothing_is_an_error_and_a_teardown_failure_leaves_a_failed_call_failed():
+    suites_own = {"message": "the suite's own code raised KeyError: 'x'", "details": "", NOT_JUDGED: True}
+    errored, _summary, _reports = recorded(report("call", "failed", verdict=suites_own), report("teardown", "passed"))
+    assert (errored.outcome, errored.message) == (Outcome.ERROR, suites_own["message"])
+    found = {"message": "N=5, after 6 appends: kept 6 messages", "details": ""}
+    failed, _summary, _reports = recorded(report("call", "failed", verdict=found),
+                                          report("teardown", "failed", verdict=suites_own))
+    assert (failed.outcome, failed.message) == (Outcome.FAILED, found["message"])
 
 
 def test_figures_warnings_and_keys_without_ttl_are_kept():

@@ -190,6 +190,22 @@ def test_junit_suite_is_named_after_the_matrix_point_and_cases_point_at_the_stor
     assert suite_name(RunSummary(Status.USAGE_ERROR, "no store given")) == "memory-regression"
 
 
+def test_a_call_that_judged_nothing_is_a_junit_error_and_a_failure_stays_a_failure():
+    """pytest writes every call that raised as a failure; one whose scenario judged nothing (the suite's
+    own code raised: outcome error) becomes an error, and the suite's counts follow."""
+    summary = sample_summary()
+    summary.results[-1].nodeid = "test_core.py::test_suites_own"
+    written = ('<testsuites><testsuite name="m" errors="0" failures="2" tests="3">'
+               '<testcase classname="suite.test_core" name="test_suites_own">'
+               '<failure message="m">t</failure></testcase>'
+               '<testcase classname="suite.test_count_window" name="test_last_n[N=5]"><failure message="k"/></testcase>'
+               '<testcase classname="suite.test_core" name="test_round_trip"/></testsuite></testsuites>')
+    suite = ET.fromstring(place_junit_cases(summary, written, None)).find("testsuite")
+    assert [[(child.tag, child.get("message"), child.text) for child in case] for case in suite] == [
+        [("error", "m", "t")], [("failure", "k", None)], []]
+    assert (suite.get("failures"), suite.get("errors"), suite.get("tests")) == ("1", "1", "3")
+
+
 def test_a_run_stopped_before_its_settings_names_its_junit_suite_plainly(tmp_path):
     paths = ReportPaths(tmp_path / "r")
     write_all(RunSummary(Status.USAGE_ERROR, "no store given"), paths, Redactor(), tmp_path)

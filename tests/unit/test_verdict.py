@@ -28,7 +28,13 @@ ABORT = Abort("usage error", "the store needs RediSearch")
 @pytest.mark.parametrize("facts, expected", [
     (RunFacts(PASSED_ONE, OK), (Status.PASSED, None)),
     (RunFacts(FAILED_ONE, FAILED), (Status.FAILED, None)),
-    (RunFacts(summary(Outcome.PASSED, Outcome.ERROR), FAILED), (Status.FAILED, None)),
+    (RunFacts(summary(Outcome.PASSED, Outcome.ERROR, Outcome.FAILED), FAILED), (Status.FAILED, None)),
+    (RunFacts(summary(Outcome.PASSED, Outcome.ERROR), FAILED),
+     (Status.SUITE_ERROR, "1 scenario judged nothing, and none found a fault of the store: test_core.py::test_1: its "
+                          "setup or teardown failed")),
+    (RunFacts(RunSummary(results=[result(Outcome.ERROR, "test_x"), result(Outcome.ERROR, "test_y")]), FAILED),
+     (Status.SUITE_ERROR, "2 scenarios judged nothing, and none found a fault of the store: test_core.py::test_x: "
+                          "its setup or teardown failed; ...")),
     (RunFacts(FAILED_ONE, int(ExitCode.INTERRUPTED)),
      (Status.FAILED, "the run stopped at the first failures (-x or --maxfail): later scenarios did not run")),
     (RunFacts(summary(Outcome.SKIPPED, Outcome.SKIPPED), OK),

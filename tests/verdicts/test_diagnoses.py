@@ -1,10 +1,14 @@
 """A failure names a cause only where the evidence shows it: the unit of a TTL only when it is about a
 thousand times off, a lost update only when one writer alone loses nothing, a client library's defect
-as the library's, on stores whose real cause we know."""
+as the library's, the suite's own exception as no finding about the store, on stores whose real
+cause we know."""
+
+from xml.etree import ElementTree
 
 import redis
 
 from memory_regression.clients import IDLE_CLOSE_VERSIONS
+from memory_regression.outcomes import NOT_THE_STORE
 from tests.stores.broken import TTLInMilliseconds, TTLNotRefreshed
 
 
@@ -60,3 +64,21 @@ def test_a_defect_of_the_stores_own_client_is_named_as_the_librarys(run_suite):
         assert "a defect of the store's client library, not of the store: redis-py 8.1.0" in failure["message"]
         assert "maint_notifications_config=MaintNotificationsConfig(enabled=False)" in failure["message"]
         assert "connection kept for the store's life" not in failure["message"]
+
+
+def test_an_exception_of_the_suites_own_code_judges_nothing_and_fails_no_store(run_suite):
+    """The suite's own code raising in a scenario, outside any call of the store (a defect of the
+    suite's, stood in for by tests/stores/suite_defect.py), is no finding about the store: each such
+    scenario is an error, saying so, in junit.xml too, and a run with no failure beside them is a
+    suite error (exit 2: the store was not judged), not a failed store (exit 1)."""
+    result = run_suite("--store", "tests.stores.suite_defect:CorrectStoreBesideASuiteDefect",
+                       "-k", "round_trip_keeps or count_window_keeps")
+    assert result.exit_code == 2, result.output
+    summary = result.summary
+    assert (summary["status"], summary["totals"]["failed"], summary["totals"]["errors"]) == ("suite error", 0, 3)
+    assert summary["message"].startswith("3 scenarios judged nothing, and none found a fault of the store: ")
+    assert [(f["outcome"], f["message"]) for f in summary["failures"]] == [
+        ("error", "the suite's own code raised LookupError: a defect of the suite's own code, outside any call of "
+                  f"the store: {NOT_THE_STORE}")] * 3
+    junit = ElementTree.parse(result.report_dir / "junit.xml").getroot()
+    assert (len(junit.findall(".//testcase/error")), junit.findall(".//testcase/failure")) == (3, [])
