@@ -1,7 +1,8 @@
 """Recording: a scenario's reports, as the runner receives them, become its
 :class:`~.results.ScenarioResult` (outcome, verdict, duration, findings, warnings, figures, keys
 left without a TTL), and each report gets the junit properties and the report.html diagnosis the
-result gives it, before junit.xml and report.html see it."""
+result gives it, before junit.xml and report.html see it; and pytest's terminal counts a call that
+judged nothing as an error, as they do."""
 
 from __future__ import annotations
 
@@ -60,6 +61,14 @@ class Recorder:
         report.user_properties = self._properties(result)
         if report.failed and result.message:
             html_report.attach_diagnosis(report, result)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
+        """pytest's own terminal lines count a call that judged nothing as an error, as the reports do."""
+        verdict = getattr(report, "memory_verdict", None) or {}
+        if report.when == "call" and report.failed and verdict.get(NOT_JUDGED):
+            return "error", "E", "ERROR"
+        return None
 
     def _result(self, nodeid: str) -> ScenarioResult:
         if nodeid in self.results:

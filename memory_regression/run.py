@@ -150,6 +150,7 @@ class SuiteRun:
                                      in_process=not self.workers)
         self.supervisor.start()
         config.pluginmanager.register(html_report.HtmlHooks(self.summary), "memory-regression-html")
+        config.pluginmanager.register(self.recorder, "memory-regression-recording")
         if not self.workers and self.stopped is None:
             config.pluginmanager.register(
                 ScenarioWorker(self.settings, self.engines.endpoints(0), DirectChannel(self.supervisor),

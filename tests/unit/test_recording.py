@@ -59,6 +59,9 @@ def test_a_call_that_judged_nothing_is_an_error_and_a_teardown_failure_leaves_a_
     suites_own = {"message": "the suite's own code raised KeyError: 'x'", "details": "", NOT_JUDGED: True}
     errored, _summary, _reports = recorded(report("call", "failed", verdict=suites_own), report("teardown", "passed"))
     assert (errored.outcome, errored.message) == (Outcome.ERROR, suites_own["message"])
+    recorder = Recorder(RunSummary(), lambda nodeid: INFO)
+    assert recorder.pytest_report_teststatus(report("call", "failed", verdict=suites_own)) == ("error", "E", "ERROR")
+    assert recorder.pytest_report_teststatus(report("call", "failed", verdict={"message": "m", "details": ""})) is None
     found = {"message": "N=5, after 6 appends: kept 6 messages", "details": ""}
     failed, _summary, _reports = recorded(report("call", "failed", verdict=found),
                                           report("teardown", "failed", verdict=suites_own))

@@ -69,7 +69,7 @@ def test_a_defect_of_the_stores_own_client_is_named_as_the_librarys(run_suite):
 def test_an_exception_of_the_suites_own_code_judges_nothing_and_fails_no_store(run_suite):
     """The suite's own code raising in a scenario, outside any call of the store (a defect of the
     suite's, stood in for by tests/stores/suite_defect.py), is no finding about the store: each such
-    scenario is an error, saying so, in junit.xml too, and a run with no failure beside them is a
+    scenario is an error, saying so, in junit.xml and pytest's terminal too, and a run with no failure beside them is a
     suite error (exit 2: the store was not judged), not a failed store (exit 1)."""
     result = run_suite("--store", "tests.stores.suite_defect:CorrectStoreBesideASuiteDefect",
                        "-k", "round_trip_keeps or count_window_keeps")
@@ -77,6 +77,7 @@ def test_an_exception_of_the_suites_own_code_judges_nothing_and_fails_no_store(r
     summary = result.summary
     assert (summary["status"], summary["totals"]["failed"], summary["totals"]["errors"]) == ("suite error", 0, 3)
     assert summary["message"].startswith("3 scenarios judged nothing, and none found a fault of the store: ")
+    assert " 3 errors in " in result.output, "pytest's own terminal line counts them as errors too"
     assert [(f["outcome"], f["message"]) for f in summary["failures"]] == [
         ("error", "the suite's own code raised LookupError: a defect of the suite's own code, outside any call of "
                   f"the store: {NOT_THE_STORE}")] * 3
