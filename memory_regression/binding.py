@@ -21,7 +21,7 @@ from .frames import user_traceback
 def _find_method(target: Any, override: str | None, candidates: tuple[str, ...], role: str,
                  required: bool) -> str | None:
     if override:
-        if not callable(getattr(target, override, None)):
+        if not callable(getattr(target, override, None)) and not (role == "load" and _is_property(target, override)):
             raise UsageError(f"the store has no method {override!r} (given as --{role}-method)")
         return override
     for name in candidates:
@@ -82,7 +82,9 @@ class StoreBinding:
     spec: str
     factory: Callable[..., Any]
     source_file: Path | None
-    parameters: dict[str, str]           # canonical name -> the factory's own parameter name
+    # canonical name -> the factory's own parameter names: one value may go under two (redisvl's
+    # MessageHistory takes the namespace as its name, mapped, and as its prefix, by name)
+    parameters: dict[str, tuple[str, ...]]
     takes_var_kwargs: bool
     append_method: str = ""
     load_method: str = ""                # a method, or (a framework's) property read without a call
@@ -126,20 +128,19 @@ class StoreBinding:
 
     def build_kwargs(self, values: dict[str, Any]) -> dict[str, Any]:
         """Keyword arguments for one call of the factory, from canonical values."""
-        if self.takes_var_kwargs:
-            kwargs = dict(values)
-            for canonical, own in self.parameters.items():
-                kwargs.pop(canonical, None)
-                kwargs[own] = values[canonical]
-            return kwargs
-        return {own: values[canonical] for canonical, own in self.parameters.items()}
+        named = {own: values[canonical] for canonical, owns in self.parameters.items() for own in owns}
+        if not self.takes_var_kwargs:
+            return named
+        return {**{k: v for k, v in values.items() if k not in self.parameters}, **named}
 
 
 def inspect_parameters(spec: str, factory: Any, mapping: dict[str, str] | None = None
-                       ) -> tuple[dict[str, str], bool, dict[str, Any]]:
+                       ) -> tuple[dict[str, tuple[str, ...]], bool, dict[str, Any]]:
     """Map the factory's parameters onto the contract, by name or by ``mapping`` (``--store-params``:
     the factory's own name -> a canonical contract name); reject required ones outside it. Returns
-    the map (canonical -> own name), whether it takes ``**kwargs``, and the parameters the suite
+    the map (canonical -> own names: a factory that takes one contract parameter under two names,
+    as a namespace mapped to redisvl's ``name`` and its ``prefix`` taken by name, gets the value
+    under both), whether it takes ``**kwargs``, and the parameters the suite
     leaves at their defaults (own name -> default): a window or TTL under another name keeps its
     default in every scenario, which :mod:`.observe` looks for."""
     mapping = mapping or {}
@@ -156,7 +157,7 @@ def inspect_parameters(spec: str, factory: Any, mapping: dict[str, str] | None =
         signature = inspect.signature(factory)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"--store {spec!r}: cannot read its signature ({exc})") from None
-    parameters: dict[str, str] = {}
+    parameters: dict[str, tuple[str, ...]] = {}
     unfilled: dict[str, Any] = {}
     var_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
     named = [p.name for p in signature.parameters.values() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
@@ -165,7 +166,7 @@ def inspect_parameters(spec: str, factory: Any, mapping: dict[str, str] | None =
         raise UsageError(f"--store-params names {', '.join(map(repr, absent))}, which --store {spec!r} does not "
                          f"take: its parameters are {', '.join(map(own, named)) or 'none'}")
     for name in absent:   # passed by that name through **kwargs
-        parameters[mapping[name]] = name
+        parameters[mapping[name]] = (*parameters.get(mapping[name], ()), name)
     for param in signature.parameters.values():
         if param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
             continue
@@ -180,11 +181,7 @@ def inspect_parameters(spec: str, factory: Any, mapping: dict[str, str] | None =
                     f"{own(param.name)}=NAME, or wrap the store in a factory function.")
             unfilled[own(param.name)] = param.default
             continue
-        if canonical in parameters:
-            raise UsageError(
-                f"--store {spec!r} takes both {own(parameters[canonical])!r} and {own(param.name)!r}, "
-                f"which are the same contract parameter {canonical!r}: keep one")
-        parameters[canonical] = param.name
+        parameters[canonical] = (*parameters.get(canonical, ()), param.name)   # each gets the value
     return parameters, var_kwargs, unfilled
 
 
@@ -311,8 +308,22 @@ def _append_form(target: Any, name: str, per_session: bool) -> tuple[AppendForm,
     return (AppendForm.MESSAGES if listed else AppendForm.MESSAGE), codec
 
 
+def _is_property(target: Any, name: str) -> bool:
+    """Whether ``name`` is a property of the store's class (``target``: the class, or an instance)."""
+    cls = target if inspect.isclass(target) else type(target)
+    return isinstance(inspect.getattr_static(cls, name, None), property)
+
+
 def _check_call_shape(spec: str, target: Any, name: str, role: str, arguments: tuple[str, ...]) -> None:
-    """The method must accept ``arguments`` positionally and need no others."""
+    """The method must accept ``arguments`` positionally and need no others; a load named with
+    --load-method may be a property, read as the store's history, where it is given nothing: on a
+    store built per session (redisvl's ``MessageHistory.messages``)."""
+    if _is_property(target, name) and role == "load":
+        if arguments:
+            raise UsageError(f"--store {spec!r}: {name} is a property, which cannot be given the session id: name a "
+                             "method with --load-method, or build one store per session (a factory taking session_id, "
+                             "or --store-params NAME=session_id)")
+        return
     if not callable(getattr(target, name, None)):
         raise UsageError(f"--store {spec!r}: the store has no method {name!r}")
     params = _call_parameters(target, name)

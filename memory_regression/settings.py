@@ -273,7 +273,7 @@ def parse_latency_budget(spec: Any) -> dict[str, float]:
 
 def parse_store_params(spec: Any) -> dict[str, str]:
     """``--store-params limit=max_messages,expire_seconds=ttl``: each of the factory's parameters once,
-    each onto a contract parameter (canonical or alias) that no other is mapped onto."""
+    each onto a contract parameter (canonical or alias); two mapped onto one both get its value."""
     mapping: dict[str, str] = {}
     if spec in (None, ""):
         return mapping
@@ -288,8 +288,6 @@ def parse_store_params(spec: Any) -> dict[str, str]:
             raise UsageError(f"--store-params {spec!r}: {theirs!r} is no contract parameter; they are: {names}")
         if own in mapping:
             raise UsageError(f"--store-params {spec!r}: {own!r} is mapped twice")
-        if canonical in mapping.values():
-            raise UsageError(f"--store-params {spec!r}: two parameters are mapped onto {canonical!r}")
         mapping[own] = canonical
     return mapping
 

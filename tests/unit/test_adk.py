@@ -27,7 +27,7 @@ def test_the_redis_service_binds_from_the_contracts_url_and_ttl_on_a_client_of_i
     """Named by its class, with nothing else: it claims the TTL (its expire) and clear, not a namespace
     (its keys take no prefix), takes whole messages, async."""
     binding = bound(ADK)
-    assert binding.parameters == {"redis_url": "redis_url", "ttl": "ttl"}
+    assert binding.parameters == {"redis_url": ("redis_url",), "ttl": ("ttl",)}
     assert binding.append_form is AppendForm.MESSAGES and binding.codec.carries_fields and binding.is_async
     assert detect(binding) >= {Capability.TTL, Capability.CLEAR, Capability.TOOL_CALLS, Capability.ASYNC}
     assert Capability.NAMESPACE not in detect(binding)

@@ -28,7 +28,7 @@ def test_redis_db_binds_from_the_contracts_url_namespace_and_ttl():
     """Named by its class, with nothing else: it claims the TTL (its expire), a namespace (its
     db_prefix) and clear, and takes whole messages."""
     binding = bound(AGNO)
-    assert binding.parameters == {"redis_url": "redis_url", "namespace": "namespace", "ttl": "ttl"}
+    assert binding.parameters == {"redis_url": ("redis_url",), "namespace": ("namespace",), "ttl": ("ttl",)}
     assert binding.append_form is AppendForm.MESSAGES and binding.codec.carries_fields
     assert not binding.is_async and binding.history_rule is ONE_SYSTEM_PROMPT
     assert detect(binding) >= {Capability.TTL, Capability.NAMESPACE, Capability.CLEAR, Capability.TOOL_CALLS}

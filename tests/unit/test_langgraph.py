@@ -27,7 +27,7 @@ def test_a_redis_checkpointer_binds_as_a_langgraph_checkpointer(spec):
     through the sync or the async interface, whichever it implements."""
     binding = bound(spec)
     assert binding.shape == "LangGraph checkpointer: append(session_id, [message, ...])"
-    assert binding.parameters == {"redis_url": "redis_url", "ttl": "ttl"}
+    assert binding.parameters == {"redis_url": ("redis_url",), "ttl": ("ttl",)}
     assert binding.append_form is AppendForm.MESSAGES and binding.codec.carries_fields
     assert binding.is_async is SAVERS[spec]
     assert detect(binding) >= {Capability.TTL, Capability.CLEAR, Capability.TOOL_CALLS}

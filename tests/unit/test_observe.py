@@ -1,9 +1,10 @@
-"""What a store's parameters are taken for before judging (memory_regression/observe.py), in-process:
---store-params, and a default blamed only on a parameter named as a window."""
+"""What a store's parameters are taken for before judging (memory_regression/observe.py,
+binding.py), in-process: --store-params, one value under two names, a property as the load of a
+store built per session, and a default blamed only on a parameter named as a window."""
 
 import pytest
 
-from memory_regression.binding import inspect_parameters
+from memory_regression.binding import bind_store, inspect_parameters
 from memory_regression.contract import UsageError
 from memory_regression.settings import Settings, parse_store_params
 from tests.stores.misbound import WindowCalledLimit
@@ -11,8 +12,7 @@ from tests.stores.misbound import WindowCalledLimit
 
 @pytest.mark.parametrize("spec, error", [
     ("limit", "is not yours=contract's"), ("limit=windows", "'windows' is no contract parameter"),
-    ("a=max_messages,a=ttl", "'a' is mapped twice"), ("a=max_messages,b=window", "two parameters are mapped onto"),
-    ("1x=ttl", "is not yours=contract's"),
+    ("a=max_messages,a=ttl", "'a' is mapped twice"), ("1x=ttl", "is not yours=contract's"),
 ])
 def test_store_params_that_cannot_be_read_say_what_to_fix(spec, error, tmp_path):
     with pytest.raises(UsageError, match=error):
@@ -23,9 +23,48 @@ def test_store_params_map_onto_canonical_names_and_must_exist():
     mapping = parse_store_params("limit=window, expire_seconds=expire")
     assert mapping == {"limit": "max_messages", "expire_seconds": "ttl"}
     parameters, _, unfilled = inspect_parameters("s", WindowCalledLimit, {"limit": "max_messages"})
-    assert parameters["max_messages"] == "limit" and unfilled == {}
+    assert parameters["max_messages"] == ("limit",) and unfilled == {}
     with pytest.raises(UsageError, match="'size', which --store 's' does not take: its parameters are redis"):
         inspect_parameters("s", WindowCalledLimit, {"size": "max_messages"})
+
+
+class IndexedHistory:
+    """As redisvl's MessageHistory: an index name with no contract meaning, and a prefix (the namespace)."""
+
+    def __init__(self, name, session_tag=None, prefix=None, redis_client=None):
+        self.name, self.session_tag, self.prefix = name, session_tag, prefix
+
+    def add_message(self, message):
+        pass
+
+    @property
+    def messages(self):
+        return []
+
+
+def test_one_contract_parameter_goes_under_every_name_that_stands_for_it():
+    """name mapped onto the namespace, beside prefix (the namespace by name): both get it."""
+    mapping = parse_store_params("name=namespace,session_tag=session_id")
+    parameters, _, _ = inspect_parameters("s", IndexedHistory, mapping)
+    assert parameters["namespace"] == ("name", "prefix") and parameters["session_id"] == ("session_tag",)
+    assert parse_store_params("a=window,b=max_messages") == {"a": "max_messages", "b": "max_messages"}
+
+
+def test_a_property_is_a_load_of_a_store_built_per_session_only():
+    """--load-method may name a property where the store is built per session (it is read, given
+    nothing); a store of all sessions cannot be given the session id through one."""
+    binding = bind_store("s", IndexedHistory, None, {"load": "messages"}, lambda binding: None,
+                         {"name": "namespace", "session_tag": "session_id"})
+    assert (binding.per_session, binding.load_method) == (True, "messages")
+    with pytest.raises(UsageError, match="messages is a property, which cannot be given the session id"):
+        bind_store("s", OneForAllSessions, None, {"load": "messages"}, lambda binding: None, {"name": "namespace"})
+    with pytest.raises(UsageError, match="the store has no method 'name'"):
+        bind_store("s", OneForAllSessions, None, {"load": "name"}, lambda binding: None, {"name": "namespace"})
+
+
+class OneForAllSessions(IndexedHistory):
+    def add_message(self, session_id, message):
+        pass
 
 
 def test_a_default_that_matches_is_blamed_only_on_a_parameter_named_as_a_window():
