@@ -83,6 +83,37 @@ ADK_WHY = ("a bug of the service: it retries its watched transaction on WatchErr
            "closed its connections (redis/redis-py#4252); and each append reads and rewrites the whole session "
            "(tests/verdicts/test_adk.py shows each with ADK alone)")
 
+# redisvl's message history, run as it is on Redis Stack, one history per session (one index, named after the
+# scenario's namespace, a session tag each) read through its messages: every failure is redisvl's own
+# (tests/verdicts/test_redisvl.py shows each with redisvl alone); 5 s of appends (not the tests' 2 s) reach
+# past its cap of 1,000 on a loaded machine too
+REDISVL = "redisvl.extensions.message_history:MessageHistory"
+REDISVL_ARGS = ("--store-params", "name=namespace,session_tag=session_id", "--load-method", "messages",
+                "--append-budget", "5")
+REDISVL_FAILING = ("test_no_silent_cap", "test_clear_empties_only_that_session", "test_clear_leaves_no_keys",
+                   "test_random_operations_match_the_model", "test_tool_calls_and_metadata_round_trip")
+REDISVL_WHY = ("known designs of redisvl that are bugs of a memory: its whole history (messages) is a query of at "
+               "most 1,000 results, oldest first, so a longer session loses its newest messages; clear() clears the "
+               "index, emptying every session that shares it; and a message keeps its tool_call_id but not its "
+               "tool_calls, so an assistant's tool calls are lost (tests/verdicts/test_redisvl.py shows each with "
+               "redisvl alone)")
+
+# the history of LangChain's Redis package, run as it is on Redis Stack: every failure is langchain-redis's own
+# (tests/verdicts/test_langchain_redis.py shows each with it alone)
+LANGCHAIN_REDIS = "langchain_redis:RedisChatMessageHistory"
+LANGCHAIN_REDIS_FAILING = (
+    "test_no_silent_cap", "test_many_fast_appends_keep_order", "test_sessions_are_isolated",
+    "test_two_instances_share_history", "test_clear_empties_only_that_session", "test_keys_stay_in_namespace",
+    "test_clear_leaves_no_keys", "test_random_operations_match_the_model", "test_concurrent_writers_lose_nothing",
+    "test_every_key_has_ttl_within_configured", "test_append_refreshes_ttl", "test_active_session_outlives_its_ttl",
+    "test_tool_calls_and_metadata_round_trip")
+LANGCHAIN_REDIS_WHY = (
+    "bugs of the history: under redis-py 8.1 building one whose search index exists raises AttributeError (it reads "
+    "FT.INFO's index_definition as a list, which redis-py 8.1 returns as a dict), so every scenario that builds a "
+    "second history fails; each message is a key of its own whose TTL later appends do not refresh (an active "
+    "session loses its oldest messages); and an assistant's tool calls are not stored "
+    "(tests/verdicts/test_langchain_redis.py shows each with langchain-redis alone)")
+
 # the agents over those stores run without the groups that judge the store under them alone (its own row's),
 # so that what an agent adds, the window of what it sends the model, is what its row shows
 AGENT_ONLY = ("-k", "not expiry and not ttl and not faults and not memory_pressure and not restart")
@@ -119,6 +150,10 @@ LIBRARIES = {
            "none"),
     ADK: ("Google ADK session service: append(session_id, [message, ...])",
           ["async", "clear", "core", "tool-calls", "ttl"], "none"),
+    LANGCHAIN_REDIS: ("LangChain BaseChatMessageHistory: add_message(message)",
+                      ["clear", "core", "namespace", "tool-calls", "ttl"], "none"),
+    REDISVL: ("one object per session: add_message(message); messages as dict", ["clear", "core", "namespace",
+                                                                               "tool-calls"], "none"),
 }
 
 LIBRARY_STORES = (
@@ -173,6 +208,10 @@ LIBRARY_STORES = (
                  "a contract mismatch: num_history_runs counts runs, each a user message and what follows it, so N "
                  "runs keep up to 2N messages; and " + REPLAY_WINDOW, (FOOTPRINT,), GROWING),
     LibraryStore("google-adk-redis", "RedisMemorySessionService", ADK, (), ADK_FAILING, ADK_WHY, may_warn=GROWING),
+    LibraryStore("langchain-redis", "RedisChatMessageHistory", LANGCHAIN_REDIS, (), LANGCHAIN_REDIS_FAILING,
+                 LANGCHAIN_REDIS_WHY, needs_modules=True),
+    LibraryStore("redisvl", "MessageHistory (one per session: name=namespace, session_tag=session_id; load: messages)",
+                 REDISVL, REDISVL_ARGS, REDISVL_FAILING, REDISVL_WHY, needs_modules=True),
 )
 
 # LangChain.js's Redis histories, run as they are through the Node.js driver, from tests/stores/node (whose
