@@ -131,7 +131,8 @@ AGNO_RUNS = "tests.stores.agno_agents:agno_agent_replaying_runs"
 REPLAY_WINDOW = ("a known design: the agent windows what it replays, never the database, which keeps every message of "
                  "the session")
 
-# spec -> (shape, capabilities, conformance level on a real server)
+# the stores a framework binding recognises by their base class: spec -> (shape, capabilities, conformance level
+# on a real server)
 LIBRARIES = {
     LANGCHAIN: ("LangChain BaseChatMessageHistory: add_message(message)",
                 ["clear", "core", "namespace", "tool-calls", "ttl"],
@@ -152,8 +153,6 @@ LIBRARIES = {
           ["async", "clear", "core", "tool-calls", "ttl"], "none"),
     LANGCHAIN_REDIS: ("LangChain BaseChatMessageHistory: add_message(message)",
                       ["clear", "core", "namespace", "tool-calls", "ttl"], "none"),
-    REDISVL: ("one object per session: add_message(message); messages as dict", ["clear", "core", "namespace",
-                                                                               "tool-calls"], "none"),
 }
 
 LIBRARY_STORES = (
