@@ -28,10 +28,11 @@ NOEVICTION_HEADROOM = 128 * 1024
 NOEVICTION_CONTENT = 2048
 NOEVICTION_MOST = 4 * NOEVICTION_HEADROOM // NOEVICTION_CONTENT
 
-# allkeys-lru: sessions written with no limit; then the limit is set this far above what they use,
-# and a newcomer session writes until keys are evicted, a further two sessions' worth after, and
+# allkeys-lru: sessions written in turn with no limit; then the limit is set this far above what they
+# use, and a newcomer session writes until keys are evicted, a further two sessions' worth after, and
 # until at least EARLIER_EVICTED keys of the earlier sessions are gone (Redis' LRU clock ticks once a
-# second, so within the scenario it evicts keys about at random, the newcomer's among them)
+# second, so within a second it evicts keys about at random, the newcomer's among them, and over
+# several the oldest first: the early messages of every session)
 SESSIONS = 8
 PER_SESSION = 24
 LRU_CONTENT = 1024
@@ -110,12 +111,15 @@ def test_append_raises_when_memory_is_full(stores, own_server, findings):
 
 @pytest.mark.real_server(REAL_SERVER)
 def test_eviction_leaves_sessions_whole_or_gone(stores, own_server, findings):
-    """Under ``maxmemory-policy allkeys-lru``, 8 sessions of 24 messages (1 KB each) are written, the
-    limit is set 16 KB above what the server then uses, and a newcomer session keeps writing until
-    Redis has evicted keys, two sessions' worth after, and two keys or more of the 8 sessions: each of
-    the 8 then loads either intact or empty (evicted whole), and the newcomer holds the newest of its
-    messages, in order. The sessions evicted are reported: silently, under this policy, the
-    conversations are gone.
+    """Under ``maxmemory-policy allkeys-lru``, 8 sessions of 24 messages (1 KB each) are written in
+    turn, one message to each in every round (so that every session's keys are as old as every
+    other's, however often Redis' LRU clock ticked meanwhile: written one session after another on a
+    slow machine, the first sessions would be evicted whole and a store that keeps a session in
+    several keys would pass), the limit is set 16 KB above what the server then uses, and a
+    newcomer session keeps writing until Redis has evicted keys, two sessions' worth after, and two
+    keys or more of the 8 sessions: each of the 8 then loads either intact or empty (evicted whole),
+    and the newcomer holds the newest of its messages, in order. The sessions evicted are reported:
+    silently, under this policy, the conversations are gone.
 
     If this fails with a history that has holes, or a load that raises: the store keeps a session in
     several keys (a key per message and an index of them, a hash of messages beside a list of ids),
@@ -126,7 +130,10 @@ def test_eviction_leaves_sessions_whole_or_gone(stores, own_server, findings):
     server = own_server({"maxmemory-policy": "allkeys-lru"})
     store = stores.new_on(server.url)
     sessions = {f"lru {n + 1}": filler(f"lru {n + 1}", PER_SESSION, LRU_CONTENT) for n in range(SESSIONS)}
-    expected = {session: [store.add(session, message) for message in sent] for session, sent in sessions.items()}
+    expected: dict[str, list[Message]] = {session: [] for session in sessions}
+    for turn in range(PER_SESSION):
+        for session, sent in sessions.items():
+            expected[session].append(store.add(session, sent[turn]))
     earlier = sorted(server.admin.keys())   # the earlier sessions' keys, whatever the store names them
     limit = limit_memory(server, LRU_HEADROOM)
     newcomer, sent = "newcomer", filler("newcomer", NEWCOMER_MOST, LRU_CONTENT)
