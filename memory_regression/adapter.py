@@ -36,21 +36,29 @@ class OutcomeFromStore(AssertionError):
 # set on what a call of the store raised (also through chained exceptions): a scenario's exception without
 # it was raised outside any call of the store, by the suite's own code (:func:`raised_by_store`)
 _STORE_RAISED = "_memory_regression_raised_by_store"
+FACTORY = "factory"   # what the mark names for the call that builds a store instance
 # an exception's own attributes, read and written past its class: an exception class of the store that
 # refuses attributes, or hides them, can neither refuse the mark nor hide it
 _ATTRIBUTES_OF = BaseException.__dict__["__dict__"].__get__
 
 
-def from_store(exc: BaseException) -> BaseException:
-    """Mark ``exc`` as raised by a call of the store (its factory, a method, reading what it
-    returned, a writer process's work), and return it."""
-    _ATTRIBUTES_OF(exc)[_STORE_RAISED] = True
+def from_store(exc: BaseException, member: str = "") -> BaseException:
+    """Mark ``exc`` as raised by a call of the store: its ``member`` (FACTORY, a method, reading what
+    it returned) where known, as a writer process's work is not; the first mark stays. Returns it."""
+    _ATTRIBUTES_OF(exc).setdefault(_STORE_RAISED, member or True)
     return exc
 
 
 def raised_by_store(exc: BaseException) -> bool:
     """Whether ``exc``, or an exception it was raised from or during, came out of a call of the store."""
     return any(_ATTRIBUTES_OF(link).get(_STORE_RAISED, False) for link in exception_chain(exc))
+
+
+def raised_in(exc: BaseException) -> str:
+    """The call of the store that raised ``exc`` (or what it was raised from), as :func:`from_store`
+    marked it: FACTORY, a method, or "" where it is not known or not the store's."""
+    marks = [_ATTRIBUTES_OF(link).get(_STORE_RAISED) for link in exception_chain(exc)]
+    return next((mark for mark in marks if isinstance(mark, str)), "")
 
 
 @contextmanager
@@ -63,7 +71,7 @@ def store_code(member: str) -> Iterator[None]:
     except TEST_OUTCOMES as exc:
         raise OutcomeFromStore(member, exc) from exc
     except BaseException as exc:
-        from_store(exc)
+        from_store(exc, member)
         raise
 
 
@@ -82,7 +90,7 @@ class StoreAdapter:
         self._shared = None if binding.per_session else self._built(None)
 
     def _built(self, session_id: str | None) -> Any:
-        with store_code("factory"):
+        with store_code(FACTORY):
             return self._build(session_id)
 
     def instances(self) -> list[Any]:

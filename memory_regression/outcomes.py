@@ -21,7 +21,7 @@ import pluggy
 import pytest
 import redis
 
-from .adapter import raised_by_store
+from .adapter import FACTORY, raised_by_store, raised_in
 from .clients import IDLE_CLOSE_SIGN, idle_close_defect
 from .frames import exception_chain, user_traceback
 from .redaction import Redactor, map_strings
@@ -118,7 +118,9 @@ def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) 
         where = "outside any call of the store" if report.when == "call" else f"in the scenario's {report.when}"
         return {**_verdict(f"the suite's own code raised {short}, {where}: {NOT_THE_STORE}",
                            report.longreprtext[-DETAILS_LIMIT:]), NOT_JUDGED: True}
-    origin = "the store raised" if report.when == "call" else f"in the scenario's {report.when}, the store raised"
+    origin = "building the store raised" if raised_in(exc) == FACTORY else "the store raised"
+    if report.when != "call":
+        origin = f"in the scenario's {report.when}, {origin}"
     if isinstance(exc, AttributeError) and "'str' object has no attribute 'decode'" in str(exc):
         short = short.split(". Did you mean")[0]   # Python 3.12+ suggests encode: the hint below says what to do
         short += (" (the store decodes bytes, but the suite's redis client is built with "

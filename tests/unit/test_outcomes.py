@@ -91,6 +91,19 @@ def test_what_a_call_of_the_store_raised_is_the_stores_also_when_read_after_it_r
     assert NOT_JUDGED not in verdict_of(raised(lambda: store.load("s")))
 
 
+def test_what_building_the_store_raised_says_so():
+    """A store built per session is built at its session's first call: what its factory raises is
+    worded as the building's, not as the call's."""
+    binding = bind_store("test_outcomes.py:LazyStore", LazyStore, None, {}, lambda binding: None)
+    binding.per_session = True
+
+    def build(session_id):
+        raise AttributeError("'dict' object has no attribute 'index'")
+    store = StoreAdapter(binding, build, run=lambda awaitable: None)
+    assert message_of(raised(lambda: store.append("s", "user", "hello"))) == (
+        "building the store raised AttributeError: 'dict' object has no attribute 'index'")
+
+
 def test_an_exception_class_of_the_stores_that_refuses_attributes_is_still_the_stores():
     store = adapter()
     assert message_of(raised(lambda: store.append("s", "user", "unmarkable"))) == (

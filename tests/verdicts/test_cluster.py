@@ -148,7 +148,7 @@ def test_a_store_that_builds_its_cluster_client_passes_on_a_cluster_and_on_its_s
 
 @pytest.mark.parametrize("spec, failure", [
     (LANGCHAIN, None),
-    (LLAMA_INDEX, "the store raised RuntimeError: no running event loop"),
+    (LLAMA_INDEX, "building the store raised RuntimeError: no running event loop"),
     (OPENAI_AGENTS, "the store raised TypeError: RedisSession does not support transactions with RedisCluster "
                     "clients."),
 ], ids=["langchain", "llama-index", "openai-agents"])
