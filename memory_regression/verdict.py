@@ -54,17 +54,20 @@ def verdict(facts: RunFacts) -> tuple[Status, str | None]:
     if all(r.outcome is Outcome.SKIPPED for r in summary.results):
         return Status.NOT_RUN, ("every selected scenario was skipped, as the store lacks their capabilities "
                                 "(see the reasons): nothing was checked")
-    if exitstatus == PytestExit.INTERRUPTED:   # -x or --maxfail stopped it at a failure
-        return Status.FAILED, "the run stopped at the first failures (-x or --maxfail): later scenarios did not run"
-    if exitstatus in (PytestExit.OK, PytestExit.TESTS_FAILED):
+    if exitstatus in (PytestExit.OK, PytestExit.TESTS_FAILED, PytestExit.INTERRUPTED):
         if not summary.failures():
             return Status.PASSED, None
+        # -x or --maxfail stopped it at a failure (an interrupt without one was told above)
+        cut = ": the run stopped there (-x or --maxfail), later scenarios did not run" \
+            if exitstatus == PytestExit.INTERRUPTED else ""
         if not any(r.outcome is Outcome.FAILED for r in summary.results):
             errors = summary.failures()
             return Status.SUITE_ERROR, (
                 f"{len(errors)} scenario{'s' if len(errors) > 1 else ''} judged nothing, and none found a fault of "
                 f"the store: {errors[0].nodeid}: {errors[0].message or 'its setup or teardown failed'}"
-                + ("; ..." if len(errors) > 1 else ""))
+                + ("; ..." if len(errors) > 1 else "") + cut)
+        if cut:
+            return Status.FAILED, "the run stopped at the first failures (-x or --maxfail): later scenarios did not run"
         differences = summary.engine_differences() if summary.engines else []
         if differences:
             first = differences[0]

@@ -37,6 +37,10 @@ ABORT = Abort("usage error", "the store needs RediSearch")
                           "its setup or teardown failed; ...")),
     (RunFacts(FAILED_ONE, int(ExitCode.INTERRUPTED)),
      (Status.FAILED, "the run stopped at the first failures (-x or --maxfail): later scenarios did not run")),
+    (RunFacts(summary(Outcome.PASSED, Outcome.ERROR), int(ExitCode.INTERRUPTED)),
+     (Status.SUITE_ERROR, "1 scenario judged nothing, and none found a fault of the store: test_core.py::test_1: its "
+                          "setup or teardown failed: the run stopped there (-x or --maxfail), later scenarios did "
+                          "not run")),
     (RunFacts(summary(Outcome.SKIPPED, Outcome.SKIPPED), OK),
      (Status.NOT_RUN, "every selected scenario was skipped, as the store lacks their capabilities (see the "
                       "reasons): nothing was checked")),
