@@ -65,8 +65,7 @@ class Recorder:
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
         """pytest's own terminal lines count a call that judged nothing as an error, as the reports do."""
-        verdict = getattr(report, "memory_verdict", None) or {}
-        if report.when == "call" and report.failed and verdict.get(NOT_JUDGED):
+        if report.when == "call" and outcome_of(report, getattr(report, "memory_verdict", None)) is Outcome.ERROR:
             return "error", "E", "ERROR"
         return None
 
