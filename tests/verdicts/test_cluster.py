@@ -19,7 +19,7 @@ from junitparser.xunit2 import JUnitXml
 from memory_regression.engines import open_backend
 from memory_regression.servers import SUITE_USER
 from memory_regression.scenario_stores import CLUSTER_CLIENT_CONNECTS
-from tests.conftest import CLUSTER, CLUSTER_ENGINE
+from tests.conftest import CLUSTER, CLUSTER_ENGINE, require_node_stores
 from tests.corpus import CORRECT_STORES, same_level
 from tests.stores.libraries import LANGCHAIN, LLAMA_INDEX, OPENAI_AGENTS
 
@@ -119,6 +119,7 @@ def test_a_node_store_with_a_single_servers_client_is_told_to_build_a_cluster_cl
     """The Node.js example's ioredis client on a cluster: a load is told MOVED, an append's MULTI is
     discarded (EXECABORT) because its commands were; both failures name MOVED and the cluster client
     to build in Node.js, the second from the errors ioredis says caused it."""
+    require_node_stores()
     result = run_suite("--store", NODE_EXAMPLE, *CLUSTER, "-k", "fresh_session_is_empty or sessions_are_isolated")
     assert result.exit_code == 1, result.output
     messages = {f["scenario"]: f["message"] for f in result.summary["failures"]}
@@ -135,6 +136,8 @@ def test_a_store_that_builds_its_cluster_client_passes_on_a_cluster_and_on_its_s
     get a cluster of one node there, and the store passes them as it passes the others; the
     server-down scenario, skipped for a synchronous store given the suite's client, builds this one
     on a dead address, and it raises there."""
+    if ".mjs:" in spec:   # a Node.js store
+        require_node_stores()
     result = run_suite("--store", spec, *ONE_WINDOW, *CLUSTER,
                        "-k", " or ".join(("round_trip_keeps", DOWN, *OWN_SERVER)))
     assert result.exit_code == 0, result.output
