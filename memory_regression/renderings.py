@@ -277,16 +277,36 @@ def render_comparison_markdown(comparison: dict) -> list[str]:
 COMMENT_MARK = "<!-- memory-regression: {store} -->"   # finds the pull request's comment of the same store
 
 
+NEWLY_FAILING_SHOWN = 3      # the newly failing scenarios a pull request's comment gives with their reasons
+
+
 def render_comment(summary: RunSummary) -> str:
-    """comment.md: what a pull request's comment says of a run compared with a baseline. Its first
-    line marks it as this store's, so that the next push updates the comment instead of adding one."""
+    """comment.md: what a pull request's comment says of a run compared with a baseline: the first
+    newly failing scenarios, each with its one-line reason, then the comparison. Its first line marks
+    it as this store's, so that the next push updates the comment instead of adding one."""
     lines = [COMMENT_MARK.format(store=_visible(summary.store or "").replace("--", "-")),
              f"## Memory regression: {_md_escape(summary.store or 'the store')}", "",
              f"This run: **{summary.status}**, {_md_escape(headline(summary))}."
              + (f" {_md_escape(summary.message)}" if summary.message else ""), "",
+             *newly_failing_reasons(summary),
              *render_comparison_markdown(summary.comparison or {}), "",
              "The reports (report.html, summary.md, junit.xml, summary.json) are in the workflow run's artifacts."]
     return "\n".join(lines) + "\n"
+
+
+def newly_failing_reasons(summary: RunSummary) -> list[str]:
+    """The first :data:`NEWLY_FAILING_SHOWN` newly failing scenarios, each with the first line of its
+    reason, and how many more there are."""
+    newly = (summary.comparison or {}).get("newly_failing") or []
+    if not newly:
+        return []
+    reasons = {baseline.case_id(r.nodeid, r.engine): r.message for r in summary.results}
+    lines = [f"**Newly failing ({len(newly)}):**", ""]
+    lines += [f"- {_md_code(case)}: {_md_escape((reasons.get(case) or 'no reason recorded').splitlines()[0])}"
+              for case in newly[:NEWLY_FAILING_SHOWN]]
+    if len(newly) > NEWLY_FAILING_SHOWN:
+        lines.append(f"- ... and {len(newly) - NEWLY_FAILING_SHOWN} more (the table below, and the reports)")
+    return [*lines, ""]
 
 
 def unwritten_verdict(summary: RunSummary, unwritten: list[str]) -> str:

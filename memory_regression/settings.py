@@ -20,7 +20,7 @@ from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_p
 from .redaction import redact_url
 from .reference import Rule, SUFFIX_NAME, WindowPolicy
 from .figures import LATENCY_OPERATIONS
-from .baseline import DEFAULT_FAIL_ON, FAIL_ON
+from .baseline import DEFAULT_FAIL_ON, FAIL_ON, FAIL_ON_ALL, FAIL_ON_NONE
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,8 @@ OPTIONS: tuple[Option, ...] = (
            runner_only=True),
     Option("--fail-on-regression", None, "with --baseline, what fails the run (exit 1), comma-separated: "
            + ", ".join(f"{name} ({words})" for name, words in FAIL_ON.items())
-           + f"; the default, {','.join(DEFAULT_FAIL_ON)}, lets a scenario that failed in the baseline too pass",
+           + f"; {FAIL_ON_ALL} for all of them, {FAIL_ON_NONE} for none; the default, {','.join(DEFAULT_FAIL_ON)}, "
+           "lets a scenario that failed in the baseline too pass",
            "WHAT,...", runner_only=True),
     Option("--fail-on-failure", "true", "false: exit 0 when scenarios fail (usage and Redis errors "
            "still exit 2 and 3)", "true|false", runner_only=True),

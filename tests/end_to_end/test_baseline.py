@@ -20,9 +20,10 @@ STORE = "memory.py:Memory"
 REFRESH = "test_ttl.py::test_append_refreshes_ttl"
 
 
-def store_version(directory, broken):
-    """``memory.py``, the project's store: first correct, then one whose append no longer refreshes the TTL."""
-    store = "broken import TTLNotRefreshed" if broken else "correct import ListStore"
+def store_version(directory, broken, bug="TTLNotRefreshed"):
+    """``memory.py``, the project's store: first correct, then one with ``bug`` (by default, an append that
+    no longer refreshes the TTL)."""
+    store = f"broken import {bug}" if broken else "correct import ListStore"
     (directory / "memory.py").write_text(f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
                                          f"from tests.stores.{store} as Memory\n")
 
@@ -101,7 +102,8 @@ def test_a_change_that_breaks_the_ttl_is_told_against_the_base_run_and_on_its_pu
     headline = ("compared with the baseline memory-baseline.json: 2 regressions; the step fails on "
                 "new-failures (1)")
     table = [f"### {headline}", "", "| what | count | cases |", "|---|---|---|",
-             f"| newly failing | 1 | `{REFRESH}` |", "| lost from the conformance level | 1 | `ttl` |"]
+             f"| newly failing | 1 | `{REFRESH}` |",
+             "| lost from the conformance level, their scenarios failing | 1 | `ttl` |"]
     summary_md = (tmp_path / "head" / "summary.md").read_text()
     assert "\n".join(table) in summary_md
     assert "\n".join(table) in (tmp_path / "sum").read_text()   # the job summary
@@ -263,3 +265,35 @@ def test_a_scenario_failing_in_the_baseline_too_fails_the_step_only_under_fail_o
     strict = run_suite("--store", STORE, *GROUPS, "--baseline", "base/summary.json", "--fail-on-regression",
                        "failures,figures", cwd=tmp_path, report_dir=tmp_path / "head")
     assert strict.exit_code == 1 and strict.summary["comparison"]["fails_step"] == ["failures (1)"], strict.output
+
+
+def test_one_bug_that_fails_core_counts_its_failing_scenarios_and_says_the_levels_fall_once(run_suite, tmp_path):
+    """A count window off by one, against the correct store's own baseline: the regressions are the
+    newly failing scenarios and the level's words whose own scenarios failed (core, count-window); the
+    words that left the level only with core (ttl, namespace, ...), whose scenarios all passed, are
+    said once, as the level's fall. ``fail-on-regression: true``, as a YAML user writes it, is taken
+    and fails the step on every kind."""
+    groups = ("--groups", "core,count-window,ttl,stateful")
+    store_version(tmp_path, broken=False)
+    base = run_suite("--store", STORE, *groups, cwd=tmp_path, report_dir=tmp_path / "base")
+    assert base.exit_code == 0, base.output
+    store_version(tmp_path, broken=True, bug="OffByOneTrim")
+    result = as_action(run_suite, tmp_path, "--store", STORE, *groups, "--baseline", "base/summary.json",
+                       inputs={"fail-on-regression": "true"}, cwd=tmp_path, report_dir=tmp_path / "head")
+    assert result.exit_code == 1, result.output
+    comparison = result.summary["comparison"]
+    failing = [r for r in result.summary["results"] if r["outcome"] == "failed"]
+    assert comparison["lost"] == ["core", "count-window"], (comparison, failing)
+    assert any(not r["requires"] for r in failing), "a core scenario fails with the window"
+    assert "ttl" in comparison["fallen"] and "core" not in comparison["fallen"], comparison
+    for word in comparison["fallen"]:   # each left the level with core, its own scenarios passing
+        own = [r for r in result.summary["results"] if word in r["requires"] + r["guarantees"]]
+        assert own and all(r["outcome"] == "passed" for r in own), (word, own)
+    assert comparison["regressions"] == len(comparison["newly_failing"]) + 2 == len(failing) + 2
+    assert comparison["fail_on"] == ["new-failures", "failures", "lost-guarantees", "figures"]
+    assert comparison["fails_step"] == [f"new-failures ({len(failing)})", f"failures ({len(failing)})",
+                                        "lost-guarantees (2)"]
+    fall = (f"the level falls from {base.summary['conformance_level']} to none: core failed, and with it "
+            f"{', '.join(comparison['fallen'])}, whose own scenarios did not fail")
+    assert comparison["level_fall"] == fall and fall in result.output
+    assert f"{comparison['regressions']} regressions; the step fails on new-failures" in result.output

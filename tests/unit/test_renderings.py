@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 from memory_regression.groups import describe_groups
 from memory_regression.redaction import Redactor
-from memory_regression.renderings import render_markdown, render_terminal, SUMMARY_MD_LIMIT
+from memory_regression.renderings import render_comment, render_markdown, render_terminal, SUMMARY_MD_LIMIT
 from memory_regression.reports import place_junit_cases, ReportPaths, suite_name, write_all
 from memory_regression.results import Outcome, RunSummary, ScenarioResult, Status
 from tests.unit.summaries import SAMPLE_GROUPS, sample_summary
@@ -210,3 +210,22 @@ def test_a_run_stopped_before_its_settings_names_its_junit_suite_plainly(tmp_pat
     paths = ReportPaths(tmp_path / "r")
     write_all(RunSummary(Status.USAGE_ERROR, "no store given"), paths, Redactor(), tmp_path)
     assert [s.get("name") for s in ET.parse(paths.junit).getroot().iter("testsuite")] == ["memory-regression"]
+
+
+def test_the_comment_gives_the_first_newly_failing_scenarios_with_their_reasons_and_counts_the_rest():
+    summary = sample_summary()
+    failing = [f"test_count_window.py::test_last_n[N={n}]" for n in range(1, 6)]
+    summary.results += [ScenarioResult(nodeid, "test_last_n", "count-window", "", ["count-window"], Outcome.FAILED,
+                                       f"kept {i} messages | <b>one</b>\nexpected: more", "") for i, nodeid in
+                        enumerate(failing[1:], start=2)]
+    summary.comparison = {"baseline": "b.json", "compared": True, "differences": [], "regressions": 5,
+                          "newly_failing": failing, "fails_step": ["new-failures (5)"], "fail_on": ["new-failures"]}
+    summary.results[1].nodeid = failing[0]
+    comment = render_comment(summary)
+    assert "\n".join([
+        "**Newly failing (5):**", "",
+        "- `test_count_window.py::test_last_n[N=1]`: kept 6 messages, expected 5",
+        "- `test_count_window.py::test_last_n[N=2]`: kept 2 messages \\| &lt;b&gt;one&lt;/b&gt;",
+        "- `test_count_window.py::test_last_n[N=3]`: kept 3 messages \\| &lt;b&gt;one&lt;/b&gt;",
+        "- ... and 2 more (the table below, and the reports)", "",
+        "### compared with the baseline b.json: 5 regressions; the step fails on new-failures (5)"]) in comment
