@@ -8,7 +8,7 @@ FROM debian:trixie-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 python3-venv \
  && rm -rf /var/lib/apt/lists/*
-COPY pyproject.toml README.md /src/
+COPY pyproject.toml setup.py README.md /src/
 COPY memory_regression /src/memory_regression
 COPY suite /src/suite
 RUN python3 -m venv /opt/memory-regression \

@@ -44,7 +44,7 @@ def test_version(tmp_path):
     done = runner("--version", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"memory-regression {memory_regression.__version__}\n"
-    assert version("llm-memory-regression") == memory_regression.__version__
+    assert version("memory-regression") == memory_regression.__version__
 
 
 def test_no_arguments_print_the_usage_and_write_nothing(tmp_path):

@@ -109,3 +109,18 @@ def test_docker_run_example_pulls_a_tag_the_release_pushes(tmp_path):
 
 def test_the_python_code_passes_ruff():
     run(tool("ruff"), "check", "--no-cache", ".")
+
+
+def test_the_release_publishes_to_pypi_with_trusted_publishing():
+    """release.yml builds the wheel and the sdist once, checking the tag against the package's version,
+    and publishes them with PyPI's trusted publishing: the publishing job alone may ask for an OIDC token,
+    in an environment, and no password or token is passed."""
+    jobs = yaml.safe_load((ROOT / ".github/workflows/release.yml").read_text(encoding="utf-8"))["jobs"]
+    build = next(step["run"] for step in jobs["dist"]["steps"] if "python -m build" in step.get("run", ""))
+    assert "memory_regression.__version__" in build and "GITHUB_REF_NAME" in build
+    publish = jobs["pypi"]
+    assert publish["needs"] == "dist" and publish["environment"]["name"] == "pypi"
+    assert publish["permissions"] == {"id-token": "write"}
+    step = next(step for step in publish["steps"] if step.get("uses", "").startswith("pypa/gh-action-pypi-publish@"))
+    assert not set(step.get("with", {})) & {"password", "user"}
+    assert [name for name, job in jobs.items() if "id-token" in job.get("permissions", {})] == ["pypi"]
