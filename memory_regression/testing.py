@@ -7,7 +7,8 @@
     class TestRedisMemory(MemoryStoreSuite):
         @pytest.fixture
         def store_factory(self):
-            return RedisMemory        # what --store names: a class or factory at a module's top level
+            return RedisMemory        # what --store names: a class or factory at a module's top level,
+                                      # or the text --store takes ("my_app/memory.py:RedisMemory")
 
         @pytest.fixture
         def suite_options(self):      # optional: the runner's options, named as the action's inputs
@@ -140,7 +141,9 @@ class MemoryStoreSuite:
 
     @pytest.fixture
     def store_factory(self) -> Any:
-        """Your store: the class or factory ``--store`` would name."""
+        """Your store: the class or factory ``--store`` would name, or what ``--store`` takes as text
+        (``"app/memory.py:ChatMemory"``, ``"app.memory:ChatMemory"``), read from pytest's root directory:
+        then your test module imports nothing of your application."""
         pytest.fail(f"{type(self).__name__} must override the store_factory fixture, returning your store's class "
                     "or factory", pytrace=False)
 
@@ -151,11 +154,14 @@ class MemoryStoreSuite:
         return {}
 
     @pytest.fixture
-    def memory_suite_run(self, store_factory: Any, suite_options: dict[str, Any],
+    def memory_suite_run(self, store_factory: Any, suite_options: dict[str, Any], request: pytest.FixtureRequest,
                          tmp_path_factory: pytest.TempPathFactory) -> SuiteRunResult:
         """The suite's run for this class and these fixtures' values, once: the first test runs it,
-        the others read it."""
-        arguments = ["--store", store_spec(store_factory), *option_arguments(suite_options)]
+        the others read it. A store named as text is read from pytest's root directory (suite_options'
+        working-directory, if it names one, wins)."""
+        named = (["--store", store_factory, "--working-directory", str(request.config.rootpath)]
+                 if isinstance(store_factory, str) else ["--store", store_spec(store_factory)])
+        arguments = [*named, *option_arguments(suite_options)]
         key = (type(self), *arguments)
         if key not in _RUNS:
             _RUNS[key] = run_suite(arguments, tmp_path_factory.mktemp(f"{type(self).__name__}-reports"))

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from memory_regression.groups import suite_files
 from tests.conftest import ROOT
@@ -111,3 +112,35 @@ def test_what_the_runner_cannot_take_fails_every_test_saying_what_to_fix(tmp_pat
                                "or factory"}
     for cls, phrase in wanted.items():
         assert texts[cls] and all(phrase in text for text in texts[cls]), (cls, texts[cls])
+
+
+def test_a_plain_project_names_its_store_as_text_and_imports_nothing_of_it(tmp_path):
+    """A project as a new user has it: the store in app/memory.py, the test in tests/, no pytest.ini and
+    nothing on PYTHONPATH but the tool. Importing the store in the test module fails (pytest puts
+    tests/ on sys.path, not the root), which docs/running.md says; naming it as --store does passes."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "app" / "memory.py").write_text((ROOT / "examples/stores/count_window.py").read_text())
+    body = f"""
+        import pytest
+        from memory_regression.testing import MemoryStoreSuite
+
+        class TestAsText(MemoryStoreSuite):
+            @pytest.fixture
+            def store_factory(self):
+                return "app/memory.py:CountWindowStore"
+
+            @pytest.fixture
+            def suite_options(self):
+                return {OPTIONS!r}
+        """
+    (tmp_path / "tests" / "test_memory.py").write_text(textwrap.dedent(body))
+    (tmp_path / "tests" / "test_imported.py").write_text("from app.memory import CountWindowStore\n")
+    pytest_command = Path(sys.executable).parent / "pytest"   # as users run it (python -m puts the root on sys.path)
+    done = subprocess.run([str(pytest_command), "-p", "no:cacheprovider", "-p", "no:xdist", "-q", "-rfE",
+                           "--continue-on-collection-errors", "tests/"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    assert "ModuleNotFoundError: No module named 'app'" in done.stdout, done.stdout
+    assert re.search(r"^ERROR tests/test_imported\.py", done.stdout, re.M), done.stdout
+    assert "FAILED" not in done.stdout and re.search(r"\b\d+ passed", done.stdout), done.stdout[-3000:]
