@@ -7,7 +7,7 @@ is always escaped, so a message holding HTML shows as text, and long lines wrap.
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -20,6 +20,13 @@ from .renderings import engines_line, headline, verdicts_differ
 from .results import RunSummary, ScenarioResult, Status
 
 STYLE = """<style>
+body {display: flex; flex-direction: column}
+body > * {order: 1; min-width: 0}
+body > #title, body > #title + p {order: 0}
+body > #environment-header, body > #environment, body > footer {order: 2}
+.memory-first-failures {color: black}
+.memory-failure {border-left: 4px solid #b00; padding: 0 10px; margin: 6px 0}
+.memory-failure pre {max-height: 14em; overflow: auto; background: #f6f6f6; padding: 4px; margin: 4px 0}
 .memory-verdict {border-left: 8px solid #b60; background: #fff4e0; padding: 4px 12px; margin: 8px 0}
 .memory-verdict.passed {border-color: #060; background: #eaf6ea}
 .memory-verdict.failed {border-color: #b00; background: #fbeaea}
@@ -33,7 +40,7 @@ STYLE = """<style>
 .memory-differs {border-left: 8px solid #b00; background: #fbeaea; padding: 4px 12px; margin: 8px 0; color: black}
 .memory-matrix td.differs {background: #fdd}
 .memory-matrix .engine {margin-right: 6px}
-.memory-verdict, .memory-diagnosis, .memory-diagnosis pre, .logwrapper .log
+.memory-verdict, .memory-diagnosis, .memory-diagnosis pre, .memory-failure, .memory-failure pre, .logwrapper .log
   {white-space: pre-wrap; overflow-wrap: anywhere}
 #results-table .memory-diff {table-layout: fixed; width: 100%; font-family: monospace; color: black}
 #results-table .memory-diff td, #results-table .memory-diff th
@@ -55,9 +62,11 @@ STORE_COLOUR, FLOOR_COLOUR, BOUND_COLOUR = "#36c", "#aaa", "#b00"
 
 
 def html_summary(summary: RunSummary) -> list[str]:
-    """The block the run adds above pytest-html's results: the verdict banner (which replaces
+    """The block the run adds above pytest-html's results, which its style moves above pytest-html's
+    environment too, so that the report opens on the reason: the verdict banner (which replaces
     pytest-html's "N tests took" line: that counts only passes and failures, not skips and errors),
-    the run's facts, the matrix and a legend for it."""
+    the first failures, each with its reason and its expected against actual, the run's facts, the
+    matrix (each cell a link to its scenario's row in the results table) and a legend for it."""
     items = [("Store", summary.store), ("Shape", summary.shape), ("Capabilities", ", ".join(summary.capabilities)),
              ("Conformance level", summary.conformance_level), ("Redis", summary.backend),
              ("Groups", describe_groups(summary.groups) if summary.groups else None),
@@ -72,7 +81,8 @@ def html_summary(summary: RunSummary) -> list[str]:
         banner.append(f"<p>{html.escape(headline(summary))}; the run took {summary.duration_s:.0f} s</p>")
     if summary.message:
         banner.append(f"<p>{html.escape(summary.message)}</p>")
-    parts = [STYLE, "<div class='memory-summary'>", f"<div class='memory-verdict {kind}'>{''.join(banner)}</div>"]
+    parts = [STYLE, "<div class='memory-summary'>", f"<div class='memory-verdict {kind}'>{''.join(banner)}</div>",
+             *first_failures(summary)]
     if summary.backend_warning:
         parts.append(f"<p class='memory-warning'><b>Warning:</b> {html.escape(summary.backend_warning)}</p>")
     differences = summary.engine_differences() if summary.engines else []
@@ -84,11 +94,14 @@ def html_summary(summary: RunSummary) -> list[str]:
                                   for k, v in items if v) + "</ul>")
     columns, rows = summary.matrix()
     if rows:
+        nodeids = {(r.scenario, r.point or NO_POINT, r.engine): r.nodeid for r in summary.results}
         parts.append("<table class='memory-matrix'><tr><th>group</th><th>scenario</th>"
                      + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>")
         for group, scenario, cells in rows:
             parts.append(f"<tr><td>{html.escape(group)}</td><td>{html.escape(scenario)}</td>"
-                         + "".join(_cell(cells.get(c), bool(summary.engines)) for c in columns) + "</tr>")
+                         + "".join(_cell(cells.get(c), bool(summary.engines),
+                                         lambda engine, c=c, scenario=scenario: nodeids.get((scenario, c, engine)))
+                                   for c in columns) + "</tr>")
         parts += ["</table>", _legend(columns, summary)]
     parts += figures_html(summary)
     if summary.comparison is not None:
@@ -195,16 +208,45 @@ def _figure_changes(changes: list[dict]) -> str:
                       for tag, row in zip(["th", *["td"] * len(changes)], rows)) + "</table>")
 
 
-def _cell(cell: Any, several: bool) -> str:
-    """A matrix cell: the outcome, or with several engines the outcome on each, side by side."""
+def _cell(cell: Any, several: bool, nodeid: Callable[[str], str | None]) -> str:
+    """A matrix cell: the outcome, or with several engines the outcome on each, side by side, each a
+    link to its row in pytest-html's results table (a row's id is its node id)."""
     if cell is None:
         return "<td class='none'></td>"
     if not several:
-        return f"<td class='{cell}'>{cell}</td>"
+        return f"<td class='{cell}'>{_to_row(nodeid(''), str(cell))}</td>"
     marked = " differs" if verdicts_differ(cell) else ""
     return (f"<td class='engines{marked}'>" + "".join(
-        f"<span class='engine {outcome}' title='{html.escape(engine)}'>{outcome}</span>"
+        f"<span class='engine {outcome}' title='{html.escape(engine)}'>{_to_row(nodeid(engine), str(outcome))}</span>"
         for engine, outcome in cell.items()) + "</td>")
+
+
+ROW_ANCHOR = "scenario-"    # the id of a scenario's first row in the results table, before its node id
+
+
+def _to_row(nodeid: str | None, text: str) -> str:
+    """``text`` as a link to the results table's row of ``nodeid`` (its details: the log, the diagnosis)."""
+    escaped = html.escape(text)
+    return f"<a href='#{html.escape(ROW_ANCHOR + nodeid, quote=True)}'>{escaped}</a>" if nodeid else escaped
+
+
+FAILURES_FIRST = 3          # failures report.html shows, with their reasons, right under the verdict
+MESSAGE_SHOWN = 400         # characters of each one's reason there (its row has all of it) ...
+DETAILS_SHOWN = 4000        # ... and of its expected against actual (shown in a box of a few lines that scrolls)
+
+
+def first_failures(summary: RunSummary) -> list[str]:
+    """The first failures, each with its reason, its expected against actual, and a link to its row."""
+    failures = summary.failures()
+    if not failures:
+        return []
+    shown = failures[:FAILURES_FIRST]
+    parts = [f"<div class='memory-first-failures'><h3>First failures ({len(shown)} of {len(failures)})</h3>"]
+    for result in shown:
+        parts.append(f"<div class='memory-failure'><p><b>{_to_row(result.nodeid, result.nodeid)}</b>: "
+                     f"{html.escape(_shortened(result.message, MESSAGE_SHOWN))}</p>"
+                     f"{_pre(_shortened(result.details, DETAILS_SHOWN))}</div>")
+    return [*parts, "</div>"]
 
 
 def _legend(columns: list[str], summary: RunSummary) -> str:
@@ -240,6 +282,10 @@ def attach_diagnosis(report: Any, result: ScenarioResult) -> None:
         body = _pre(result.details)
     block = f"<div class='memory-diagnosis'><p><b>{html.escape(result.message)}</b></p>{body}</div>"
     report.extras = [*getattr(report, "extras", []), extras.html(block)]
+
+
+def _shortened(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters: the whole text is on its row)"
 
 
 def _pre(text: str) -> str:
@@ -289,6 +335,17 @@ class HtmlHooks:
 
     def __init__(self, summary: RunSummary):
         self.summary = summary
+        self.anchored: set[str] = set()   # the scenarios whose first row has its anchor
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list) -> None:
+        """A scenario's first row carries the anchor the matrix and the first failures link to: pytest-html
+        shows a row for its call, and for a setup or teardown that did not pass (a skip, an error)."""
+        shown = report.when == "call" or not report.passed
+        if shown and report.nodeid not in self.anchored and len(cells) > 1:
+            self.anchored.add(report.nodeid)
+            anchor = f"<a id='{html.escape(ROW_ANCHOR + report.nodeid, quote=True)}'></a>"
+            cells[1] = cells[1].replace(">", f">{anchor}", 1)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_report_title(self, report: Any) -> None:

@@ -23,6 +23,12 @@ addEventListener("load", () => setTimeout(() => {
   probe.textContent = JSON.stringify({
     pageWidth: document.documentElement.scrollWidth, viewportWidth: innerWidth, viewportHeight: innerHeight,
     verdictTop: document.querySelector(".memory-verdict")?.getBoundingClientRect().top,
+    top: Object.fromEntries(Object.entries({failure: ".memory-failure", failureDetails: ".memory-failure pre",
+                                            environment: "#environment", results: "#results-table"})
+      .map(([name, selector]) => [name, document.querySelector(selector)?.getBoundingClientRect().top])),
+    rowLinks: [...document.querySelectorAll(".memory-matrix a, .memory-failure a")].map((link) =>
+      [link.textContent, document.getElementById(decodeURIComponent(link.hash.slice(1)))?.closest("tbody")
+        ?.querySelector(".col-testId")?.textContent || null]),
     visibleText: document.body.innerText,
     skipLogs: [...document.querySelectorAll("tbody.skipped .log")].map((log) => log.textContent),
     skipCollapsed: [...document.querySelectorAll("tbody.skipped .extras-row")]
@@ -74,7 +80,8 @@ def test_failure_shows_escaped_history_and_matrix(browser, run_suite, tmp_path):
     assert "&lt;script&gt;alert('x')&lt;/script&gt;" in dom, "the failing history is not shown as text"
     assert "memory-diagnosis" in dom and "message 5 of the history was altered" in dom
     assert "Conformance level:</b> none" in dom
-    assert "<td class=\"failed\">failed</td>" in dom and "memory-matrix" in dom
+    assert "memory-matrix" in dom
+    assert re.search(r'<td class="failed"><a href="#scenario-test_[^"]+">failed</a></td>', dom), "no linked cell"
     assert "test_round_trip_keeps_role_content_and_order" in dom
 
 
@@ -122,6 +129,20 @@ def test_read_at_a_glance(browser, run_suite, tmp_path):
             in banner.group(1)), banner.group(1)
     assert dom.index(banner.group()) < dom.index('<table class="memory-matrix">'), "the banner is below the matrix"
     assert seen["verdictTop"] < seen["viewportHeight"], "the banner is not on the first screen"
+    # the report opens on the reason: the first failure and its expected against actual on the first
+    # screen, above pytest-html's environment and results table, which stay below
+    top = seen["top"]
+    assert seen["verdictTop"] < top["failure"] < top["failureDetails"] < seen["viewportHeight"], seen["top"]
+    assert top["failureDetails"] < top["results"] < top["environment"], seen["top"]
+    shown = re.findall(r'<div class="memory-failure">(.*?)</div>', dom, re.S)
+    assert len(shown) == 3 and all(html.escape(failure["message"][:400], quote=False) in block
+                                   for failure, block in zip(result.summary["failures"], shown))
+    assert sum("expected" in block and "actual" in block for block in shown) == 2, "no expected against actual"
+    # every matrix cell and failure links to its scenario's row of the results table
+    assert len(seen["rowLinks"]) == totals["total"] + totals["failed"], seen["rowLinks"]
+    targets = {target.removesuffix("::setup") for _text, target in seen["rowLinks"]}
+    assert targets == {r["nodeid"] for r in result.summary["results"]}, seen["rowLinks"]
+    assert all(text == target for text, target in seen["rowLinks"] if text.startswith("test_")), seen["rowLinks"]
     # pytest-html's "N tests took" counts only passes and failures: no count may disagree with ours
     assert all(int(n) == totals["total"] for n in re.findall(r"(\d+) tests? took", seen["visibleText"])), \
         "the report states a test count other than the scenarios'"

@@ -3,6 +3,7 @@ figures wherever they are shown, and the files write_all leaves. (A real run's k
 TTL reach summary.json and the job summary in tests/end_to_end/test_github.py.)"""
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -215,7 +216,9 @@ def test_report_html_draws_a_chart_per_figure_with_its_numbers():
     assert page.count("<svg class='memory-latency-chart'") == 1
     assert page.count("<svg class='memory-footprint-chart'") == 1   # the unwindowed figure has no growth to draw
     assert "15.2 KB" in page and "growth 9.18× (at most 4×)" in page
-    assert "<script" not in page and "href=" not in page and "src=" not in page   # self-contained, no script
+    assert "<script" not in page and "src=" not in page   # self-contained, no script
+    links = re.findall(r"href=(.)(.*?)\1", page)
+    assert links and all(target.startswith("#scenario-") for _quote, target in links), links   # within the page
 
 
 # -- write_all: the files ---------------------------------------------------------------------------
