@@ -16,10 +16,12 @@ from .contract import (APPEND_METHODS, LIST_APPEND_METHODS, LOAD_METHODS, MESSAG
                        SUMMARY_IN_WINDOW, UsageError, close_quietly, contract_parameter, parameter_table)
 from .foreign import is_foreign
 from .frames import user_traceback
+from .proposals import BindingProblem, Problems, contract_parameter_of, method_for
 
 
 def _find_method(target: Any, override: str | None, candidates: tuple[str, ...], role: str,
-                 required: bool) -> str | None:
+                 required: bool, accepts: Callable[[str], bool] = lambda name: True,
+                 taken: frozenset[str] = frozenset()) -> str | None:
     if override:
         if not callable(getattr(target, override, None)) and not (role == "load" and _is_property(target, override)):
             raise UsageError(f"the store has no method {override!r} (given as --{role}-method)")
@@ -28,10 +30,18 @@ def _find_method(target: Any, override: str | None, candidates: tuple[str, ...],
         if callable(getattr(target, name, None)):
             return name
     if required:
-        raise UsageError(
+        own = method_for(role, target, set(taken), accepts)
+        proposal = (f"; its method {own}{_signature_text(target, own)} looks like one: take it with --{role}-method "
+                    f"{own}" if own else "")
+        raise BindingProblem(
             f"the store has no {role} method: expected one of {', '.join(candidates)} "
-            f"(or name yours with --{role}-method)")
+            f"(or name yours with --{role}-method){proposal}", (f"{role}_method", own) if own else None)
     return None
+
+
+def _signature_text(target: Any, name: str) -> str:
+    params = _call_parameters(target, name)
+    return str(inspect.Signature(params)) if params is not None else "(...)"
 
 
 class AppendForm(str, Enum):
@@ -102,6 +112,8 @@ class StoreBinding:
     history_rule: Any = None             # what the framework gives back of a session by design (HistoryRule)
     unfilled: dict[str, Any] = field(default_factory=dict)   # parameters left at their defaults: name -> default
     language: str = "python"             # what the store is written in (another's: as its program says, .foreign)
+    # what its names say it has beside what the suite found (.proposals): each in words, with its option
+    proposals: list[BindingProblem] = field(default_factory=list)
 
     def accepts(self, canonical: str) -> bool:
         return canonical in self.parameters
@@ -159,52 +171,90 @@ def inspect_parameters(spec: str, factory: Any, mapping: dict[str, str] | None =
         raise UsageError(f"--store {spec!r}: cannot read its signature ({exc})") from None
     parameters: dict[str, tuple[str, ...]] = {}
     unfilled: dict[str, Any] = {}
+    problems = Problems(spec)
     var_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
     named = [p.name for p in signature.parameters.values() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
     absent = [name for name in mapping if name not in named]
     if absent and not var_kwargs:
-        raise UsageError(f"--store-params names {', '.join(map(repr, absent))}, which --store {spec!r} does not "
-                         f"take: its parameters are {', '.join(map(own, named)) or 'none'}")
-    for name in absent:   # passed by that name through **kwargs
+        problems.found.append(UsageError(
+            f"--store-params names {', '.join(map(repr, absent))}, which --store {spec!r} does not "
+            f"take: its parameters are {', '.join(map(own, named)) or 'none'}"))
+    for name in absent if var_kwargs else ():   # passed by that name through **kwargs
         parameters[mapping[name]] = (*parameters.get(mapping[name], ()), name)
+    required = []
     for param in signature.parameters.values():
         if param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
             continue
         canonical = mapping.get(param.name) or contract_parameter(param.name)
         if canonical is None or param.kind is param.POSITIONAL_ONLY:
             if param.default is param.empty:
-                raise UsageError(
-                    f"--store {spec!r} requires a parameter {own(param.name)!r}, which the contract "
-                    f"does not provide. The suite passes, by name{camel}:\n"
-                    f"{parameter_table(getattr(factory, 'not_carried', None))}\n"
-                    "Give that parameter a default, rename it to one of these, map it with --store-params "
-                    f"{own(param.name)}=NAME, or wrap the store in a factory function.")
-            unfilled[own(param.name)] = param.default
+                required.append((own(param.name), param.kind is param.POSITIONAL_ONLY))
+            else:
+                unfilled[own(param.name)] = param.default
             continue
         parameters[canonical] = (*parameters.get(canonical, ()), param.name)   # each gets the value
+    for name, positional_only in required:   # a name says which it is; a positional-only one cannot be mapped
+        proposed = None if positional_only else contract_parameter_of(name)
+        taken = (f" Its name says it is {proposed}: take it with --store-params {name}={proposed}."
+                 if proposed else "")
+        problems.found.append(BindingProblem(
+            f"--store {spec!r} requires a parameter {name!r}, which the contract does not provide.{taken} "
+            f"The suite passes, by name{camel}:\n{parameter_table(getattr(factory, 'not_carried', None))}\n"
+            f"Give that parameter a default, rename it to one of these, map it with --store-params {name}=NAME, "
+            "or wrap the store in a factory function.", ("store_params", f"{name}={proposed}") if proposed else None))
+    problems.raise_any()
     return parameters, var_kwargs, unfilled
+
+
+def proposals_for(binding: "StoreBinding", target: Any, taken: frozenset[str]) -> list[BindingProblem]:
+    """What the store's names say it has beside what the binding found: parameters left at their defaults
+    whose names and defaults say which contract parameter they are (``token_budget=8000``: the token
+    budget), and a clear method of its own name (``forget``); each in words, with the option that takes it."""
+    found, mapped = [], set()
+    for name, default in binding.unfilled.items():
+        canonical = contract_parameter_of(name, default)
+        if canonical is not None and not binding.accepts(canonical) and canonical not in mapped:
+            mapped.add(canonical)
+            found.append(BindingProblem(
+                f"its parameter {name}={default!r:.40}, which the suite leaves at its default, looks like the "
+                f"contract's {canonical}: take it with --store-params {name}={canonical}",
+                ("store_params", f"{name}={canonical}")))
+    session = () if binding.per_session else ("session_id",)
+    if target is not None and not binding.framework and binding.members["clear"] is None:
+        own = method_for("clear", target, set(taken), lambda name: _callable_as(target, name, session))
+        if own:
+            found.append(BindingProblem(f"its method {own}{_signature_text(target, own)} looks like a clear: take it "
+                                        f"with --clear-method {own}", ("clear_method", own)))
+    return found
 
 
 def bind_store(spec: str, factory: Any, source_file: Path | None,
                method_overrides: dict[str, str | None],
                build_probe: Callable[["StoreBinding"], Any], mapping: dict[str, str] | None = None) -> StoreBinding:
     """Inspect a factory: its parameters (``mapping``: ``--store-params``), then its methods (on the
-    class, or on a probe instance)."""
+    class, or on a probe instance). Every problem found is said at once (:class:`BindingError`), each
+    with the option that fixes it where the store's names tell."""
     from .frameworks import framework_of   # the frameworks build on the contract
 
     own = framework_of(factory)
     if own is not None and own.constructor is not None:   # the framework's own class, built from the contract's
         factory = own.constructor(factory)
-    parameters, var_kwargs, unfilled = inspect_parameters(spec, factory, mapping)
-    binding = StoreBinding(spec=spec, factory=factory, source_file=source_file, parameters=parameters,
-                           takes_var_kwargs=var_kwargs, per_session="session_id" in parameters,
-                           unfilled=unfilled)
-    if is_foreign(spec):   # the factory that stands for a program: the language and framework it says (.foreign)
-        binding.language, binding.framework = factory.language, factory.framework
+    problems = Problems(spec)
+    found = problems.check(inspect_parameters, spec, factory, mapping)
     target = factory if inspect.isclass(factory) else None
     if target is None:
         returned = inspect.signature(factory).return_annotation
         target = returned if inspect.isclass(returned) and returned is not inspect.Signature.empty else None
+    if found is None and target is None:   # no store can be built to inspect until its parameters are right
+        problems.raise_any()
+    parameters, var_kwargs, unfilled = found or ({}, False, {})
+    # a per-session store: one that takes session_id, or whose parameter a proposal maps onto it
+    per_session = "session_id" in parameters or any(
+        (getattr(problem, "fix", None) or ("", ""))[1].endswith("=session_id") for problem in problems.found)
+    binding = StoreBinding(spec=spec, factory=factory, source_file=source_file, parameters=parameters,
+                           takes_var_kwargs=var_kwargs, per_session=per_session, unfilled=unfilled)
+    if is_foreign(spec):   # the factory that stands for a program: the language and framework it says (.foreign)
+        binding.language, binding.framework = factory.language, factory.framework
     probe = None
     if target is None:
         try:
@@ -216,32 +266,50 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
                 f"--store {spec!r}: the factory raised while building a store to inspect:\n"
                 f"{user_traceback(exc)}") from None
         target = probe
+    session = () if binding.per_session else ("session_id",)
+    taken = frozenset(filter(None, method_overrides.values()))
     framework = framework_of(target if inspect.isclass(target) else type(target))
     if framework is not None:
         target = _bind_framework(binding, framework, target, method_overrides)
     else:
-        binding.append_method = _find_method(target, method_overrides.get("append"), APPEND_METHODS,
-                                             "append", True)
-        binding.load_method = _find_method(target, method_overrides.get("load"), LOAD_METHODS, "load", True)
-        binding.append_form, binding.codec = _append_form(target, binding.append_method, binding.per_session)
+        binding.append_method = problems.check(
+            _find_method, target, method_overrides.get("append"), APPEND_METHODS, "append", True, taken=taken,
+            accepts=lambda name: any(_callable_as(target, name, session + message)
+                                     for message in (("role", "content"), ("message",))))
+        binding.load_method = problems.check(
+            _find_method, target, method_overrides.get("load"), LOAD_METHODS, "load", True, taken=taken,
+            accepts=lambda name: _callable_as(target, name, session))
+        if binding.append_method:
+            binding.append_form, binding.codec = _append_form(target, binding.append_method, binding.per_session)
     for role, member in OPTIONAL_MEMBERS.items():   # a framework's clear is its own
-        binding.members[role] = binding.members[role] or _find_method(target, method_overrides.get(role),
-                                                                      member.names, role, False)
+        binding.members[role] = binding.members[role] or problems.check(
+            _find_method, target, method_overrides.get(role), member.names, role, False)
     binding.summary_in_window = bool(getattr(target, SUMMARY_IN_WINDOW, True))
     names = [n for n in (binding.append_method, binding.load_method, *binding.members.values()) if n]
     binding.is_async = any(inspect.iscoroutinefunction(getattr(target, n, None)) for n in names)
-    session = () if binding.per_session else ("session_id",)
     message = {AppendForm.ROLE_CONTENT: ("role", "content"), AppendForm.MESSAGE: ("message",),
                AppendForm.MESSAGES: ("messages",)}[binding.append_form]
-    _check_call_shape(spec, target, binding.append_method, "append", session + message)
+    shapes = [(binding.append_method, "append", session + message)]
     if not binding.framework:   # a framework's load may be a property, or a field of each instance
-        _check_call_shape(spec, target, binding.load_method, "load", session)
-    for role, name in binding.members.items():
+        shapes.append((binding.load_method, "load", session))
+    shapes += [(name, role, session) for role, name in binding.members.items()]
+    for name, role, arguments in shapes:
         if name:
-            _check_call_shape(spec, target, name, role, session)
+            problems.check(_check_call_shape, spec, target, name, role, arguments)
+    binding.proposals = proposals_for(binding, target, taken)
     if probe is not None:
         close_quietly(probe)
+    problems.raise_any(binding.proposals)
     return binding
+
+
+def _callable_as(target: Any, name: str, arguments: tuple[str, ...]) -> bool:
+    """Whether ``target.name`` takes ``arguments`` positionally and needs no others."""
+    params = _call_parameters(target, name)
+    try:
+        return params is not None and bool(inspect.Signature(params).bind(*arguments))
+    except TypeError:
+        return False
 
 
 def _bind_framework(binding: StoreBinding, framework: Any, target: Any,

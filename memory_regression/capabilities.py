@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from .binding import StoreBinding
 from .contract import OPTIONAL_MEMBERS, or_list, with_aliases
@@ -172,3 +172,16 @@ def conformance_level(capabilities: Iterable[Capability], outcomes: list[tuple[f
     checked = [g for g in Guarantee if any(g in checks for checks, _warned in guarantees)]
     level += [g for g in checked if not any(g in warned for _checks, warned in guarantees)] if level else []
     return "+".join(c.value for c in level) or "none"
+
+
+def level_of_results(capabilities: Iterable[str], results: Iterable[Any]) -> str:
+    """:func:`conformance_level` of a run's results (:class:`~.results.ScenarioResult`): of the scenarios
+    that ran, the capabilities each required and whether it passed, the guarantees each checks and those
+    it warned of (every one it checks, when it failed)."""
+    ran = [result for result in results if str(result.outcome) != "skipped"]
+    return conformance_level(
+        (Capability(name) for name in capabilities),
+        [(frozenset(Capability(name) for name in result.requires), str(result.outcome) == "passed") for result in ran],
+        [(frozenset(map(Guarantee, result.guarantees)),
+          frozenset(map(Guarantee, result.guarantees if result.failed
+                        else [warning["guarantee"] for warning in result.warnings]))) for result in ran])

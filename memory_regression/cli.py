@@ -16,11 +16,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
-import importlib
 import json
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping, NoReturn
@@ -28,7 +26,6 @@ from typing import Any, Callable, Mapping, NoReturn
 from . import utf8_mode
 from .interrupts import INTERRUPTS
 
-PIP_OUTPUT_SHOWN = 3000
 PYTEST_PLUGINS = ("xdist", "metadata", "html")   # pytest-xdist, and pytest-html with what it needs
 
 
@@ -96,9 +93,6 @@ def rejected_arguments(rest: list[str], parser: argparse.ArgumentParser) -> str:
             "for example: -- -n 0)")
 
 
-PIP_PREFIX = "pip:"
-
-
 def keyword_expressions(values: Mapping[str, Any], pytest_args: list[str]) -> list[str]:
     """The -k expressions of a run: the runner's own, and any among the pytest arguments."""
     found = [values["keyword"]] if values.get("keyword") else []
@@ -154,34 +148,6 @@ def keyword_problem(expression: str) -> str | None:
     return None
 
 
-def pip_arguments(spec: str, workdir: Path) -> list[str]:
-    """What ``--requirements`` asks pip to install: a requirements file that must exist, or, only in an
-    explicit form, pip's own arguments (a value starting with ``-``, or with ``pip:`` before them).
-    A missing file is never taken for a package name: that name could be anyone's on the index."""
-    if spec.startswith("-"):
-        return shlex.split(spec)
-    if spec.startswith(PIP_PREFIX):
-        return shlex.split(spec[len(PIP_PREFIX):])
-    if not (workdir / spec).is_file():
-        from .contract import UsageError
-        raise UsageError(f"--requirements {spec!r}: no such file in {workdir} (give a requirements file, "
-                         f"or pip arguments explicitly: '{PIP_PREFIX} package==1.0', '-r file.txt')")
-    return ["-r", spec]
-
-
-def install_requirements(target: list[str]) -> str | None:
-    """pip-install ``target``; return pip's complaint if it failed."""
-    print(f"memory-regression: installing requirements: pip install {shlex.join(target)}", flush=True)
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--disable-pip-version-check",
-                           "--no-input", *target], capture_output=True, text=True)
-    if done.returncode == 0:
-        importlib.invalidate_caches()   # what it installed is found by the spec check and the workers' imports
-        return None
-    output = (done.stdout + done.stderr).strip()
-    return (f"installing requirements failed (pip install {shlex.join(target)} exited with "
-            f"{done.returncode}); fix the requirements input or file. pip said:\n{output[-PIP_OUTPUT_SHOWN:]}")
-
-
 def hand_over(paths: list[Path], workdir: Path) -> None:
     """Give what the run wrote to the owner of the working directory when we run as root (a
     container), so the user, or a later workflow step, can read and delete it. Only the files and
@@ -217,12 +183,14 @@ class Runner:
         self.credentials: list[str] = []   # the CI tokens taken from the environment (.credentials)
         self.summary: Any = None           # the RunSummary, once finished
         self.listing = False               # --list: bind the store and list the scenarios, run none
+        self.values: dict[str, Any] | None = None   # the options as given: flags, inputs, the project's table
         self.phrase: Callable[[str], str] = lambda text: text   # in an action: names inputs, not flags
 
     def start(self, stack: contextlib.ExitStack) -> int | None:
         """Everything up to the end of the pytest session; an exit status when there is nothing to
         run (--help, --version, no arguments at all)."""
-        from . import github, reports
+        from . import github, project_table, reports
+        from . import requirements as requirements_module
         from .baseline import DEFAULT_FAIL_ON, check_fail_on, load_baseline
         from .contract import UsageError, contract_summary
         from .credentials import withdraw
@@ -241,10 +209,6 @@ class Runner:
             from_inputs, pytest_from_inputs = github.inputs_as_args(
                 self.environ, [(o.flag, o.is_switch) for o in OPTIONS], before)
             before, after = before + from_inputs, after + pytest_from_inputs
-        elif not args:
-            print(parser.format_usage() + "memory-regression: error: give the store to test, for example "
-                  "--store app/memory.py:ChatMemory (see memory-regression --help)", file=sys.stderr)
-            return int(Status.USAGE_ERROR.exit_code)
         try:
             before = attached_values(before, {option.flag for option in OPTIONS if not option.is_switch})
             parsed, rest = parser.parse_known_args(before)
@@ -252,6 +216,18 @@ class Runner:
             problem = rejected_arguments(rest, parser) if rest else None
         except ArgumentsRejected as exc:   # the defaults, so that the usage error has reports to go to
             values, problem = vars(parser.parse_known_args([])[0]), str(exc)
+        try:   # the project's [tool.memory-regression] table, under the flags and inputs given
+            kept = project_table.read(Path(values["working_directory"] or "."), OPTIONS)
+        except UsageError as exc:
+            kept, problem = {}, problem or str(exc)
+        given = {arg.partition("=")[0] for arg in before}
+        values.update({key: value for key, value in kept.items() if f"--{key.replace('_', '-')}" not in given})
+        self.values = values
+        if not args and not in_action and not kept and not problem:
+            print(parser.format_usage() + "memory-regression: error: give the store to test, for example "
+                  "--store app/memory.py:ChatMemory, or keep it in pyproject.toml's [tool.memory-regression] "
+                  "table (see memory-regression --help)", file=sys.stderr)
+            return int(Status.USAGE_ERROR.exit_code)
         if values.get("help"):
             parser.print_help()
             return 0
@@ -306,13 +282,14 @@ class Runner:
                       file=sys.stderr, flush=True)
             baseline = ((values["baseline"], load_baseline(self.workdir / values["baseline"], values["baseline"]),
                          fail_on) if values["baseline"] else None)
-            requirements = pip_arguments(values["requirements"], self.workdir) if values["requirements"] else None
+            requirements = (requirements_module.pip_arguments(values["requirements"], self.workdir)
+                            if values["requirements"] else None)
         except UsageError as exc:
             self.stopped = (Status.USAGE_ERROR, str(exc))
             return None
         if requirements:
             with INTERRUPTS.raising():
-                problem = install_requirements(requirements)
+                problem = requirements_module.install_requirements(requirements)
             if problem:
                 self.stopped = (Status.USAGE_ERROR, problem)
                 return None
@@ -373,14 +350,20 @@ class Runner:
             hand_over([*self.created, *written], self.workdir)
         self.summary = summary
         listed = self.listing and summary.status is Status.NOT_RUN and bool(summary.results)
-        if listed:
+        if summary.status not in (Status.PASSED, Status.FAILED) and not listed:
+            print(f"memory-regression: {summary.status}: {summary.message}", file=sys.stderr, flush=True)
+        if self.listing and (listed or summary.fixes) and self.values is not None:
+            from .project_table import render
+            from .settings import OPTIONS
+            kept = render(self.values, OPTIONS, summary.fixes)   # what to keep in pyproject.toml, fixes applied
+            fixed = ", with the fixes above," if summary.fixes else ""
             try:
-                print(renderings.render_listing(summary), flush=True)
+                print((renderings.render_listing(summary) + "\n\n" if listed else "")
+                      + f"To keep these options{fixed} paste this into pyproject.toml:\n\n{kept}", flush=True)
             except BrokenPipeError:   # piped into head: the rest is not wanted, and not an error
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if listed:
             return 0
-        if summary.status not in (Status.PASSED, Status.FAILED):
-            print(f"memory-regression: {summary.status}: {summary.message}", file=sys.stderr, flush=True)
         if summary.status is Status.FAILED and not self.fail_on_failure:   # a run cut off is no verdict
             return int(ExitCode.PASSED)
         return int(summary.exit_code)

@@ -72,6 +72,7 @@ def html_summary(summary: RunSummary) -> list[str]:
              ("Groups", describe_groups(summary.groups) if summary.groups else None),
              ("Parameters the suite does not fill", summary.unfilled or None),
              *(("Observed", text) for text in summary.observations),
+             *(("Proposed", text) for text in summary.proposals),
              *(("Left running after the run, killed", text) for text in summary.leftovers)]
     items += [(f"Profile {p['name']}", f"budget {p['max_tokens']} tokens, counter {p['counter']}")
               for p in summary.profiles]

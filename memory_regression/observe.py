@@ -33,6 +33,7 @@ from .contract import Message, UsageError, with_aliases
 from .frames import exception_chain
 from .conversations import numbered_messages
 from .growth import append_within
+from .proposals import TTL_WORDS, WINDOW_WORDS, named
 from .scenario_stores import Stores
 from .server_view import Keyspace
 
@@ -43,11 +44,6 @@ PROBE_SESSION = "observe"
 PROBE_MESSAGES = 100          # more than the windows of the stores we know keep by default (20, 50)
 PROBE_BUDGET_S = 2.0          # a slow store is observed on what it appended by then
 TTL_MATCH_S = 5               # a default this close to the observed TTL, in seconds, is taken for it
-# words of a parameter's name that say it is a window or a TTL: a default that matches what was observed
-# is blamed only on a parameter so named (max_retries=3 is no window, even beside a cap of 3)
-WINDOW_WORDS = frozenset({"limit", "window", "len", "length", "last", "keep", "history", "count", "top", "k", "n",
-                          "capacity", "buffer", "messages", "msgs", "items", "entries", "turns"})
-TTL_WORDS = frozenset({"ttl", "expire", "expires", "expiry", "expiration", "lifetime", "retention", "seconds"})
 
 
 def needs_probe(binding: StoreBinding) -> bool:
@@ -67,12 +63,6 @@ def unfilled_text(binding: StoreBinding) -> str:
 
 def _numeric(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _named(name: str, words: frozenset[str]) -> bool:
-    """Whether a parameter's name holds one of ``words`` (``max_len``, ``historyLimit``, ``k``)."""
-    spaced = "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
-    return any(part in words for part in spaced.split("_") if part)
 
 
 def observe(context: "ScenarioContext", binding: StoreBinding) -> list[str]:
@@ -109,7 +99,7 @@ def _window(binding: StoreBinding, appended: list[Message], kept: list[Message])
     seen = (f"the store keeps only the newest {len(kept)} of {len(plain)} messages appended to one session, "
             f"although the suite gave it {given}, as it does every scenario not about windows")
     matching = [name for name, default in binding.unfilled.items()
-                if _numeric(default) and default == len(kept) and _named(name, WINDOW_WORDS)]
+                if _numeric(default) and default == len(kept) and named(name, WINDOW_WORDS)]
     if matching:
         name = matching[0]
         raise UsageError(
@@ -134,7 +124,7 @@ def _ttl(binding: StoreBinding, keyspace: Keyspace, keys: list[str]) -> str | No
     seconds = max(ttls)
     seen = f"{len(ttls)} of the store's {len(keys)} keys expire, in about {seconds:.0f} s, although it takes no ttl"
     matching = [name for name, default in binding.unfilled.items()
-                if _numeric(default) and abs(default - seconds) <= TTL_MATCH_S and _named(name, TTL_WORDS)]
+                if _numeric(default) and abs(default - seconds) <= TTL_MATCH_S and named(name, TTL_WORDS)]
     if matching:
         name = matching[0]
         return (f"{seen}: its parameter {name}={binding.unfilled[name]!r} looks like its TTL, which the suite does "

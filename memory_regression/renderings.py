@@ -100,6 +100,7 @@ def render_markdown(summary: RunSummary) -> str:
         *([f"- Parameters the suite does not fill: `{_visible(summary.unfilled).replace('`', '')}`"]
           if summary.unfilled else []),
         *(f"- Observed: {_md_escape(text)}" for text in summary.observations),
+        *(f"- Proposed: {_md_escape(text)}" for text in summary.proposals),
         f"- Conformance level: **{summary.conformance_level}**",
         f"- Redis: {_md_escape(summary.backend or 'not started')}",
         f"- Window sizes: {', '.join(map(str, summary.window_sizes)) or NO_POINT}",
@@ -168,7 +169,7 @@ def render_listing(summary: RunSummary) -> str:
              f"capabilities: {', '.join(summary.capabilities) or 'none'}"]
     lines += [f"  lacks {spec.capability}: {spec.missing}" for spec in REGISTRY.values()
               if spec.capability.value not in summary.capabilities]
-    lines += observed_lines(summary.unfilled, summary.observations)
+    lines += observed_lines(summary.unfilled, summary.observations, summary.proposals)
     lines += [f"left running after the run, killed: {text}" for text in summary.leftovers]
     if summary.backend:
         lines.append(f"redis {summary.backend}")
@@ -184,11 +185,12 @@ def render_listing(summary: RunSummary) -> str:
     return _visible("\n".join(lines))
 
 
-def observed_lines(unfilled: str, observations: list[str]) -> list[str]:
-    """The store's unfilled parameters and what was observed of it (:mod:`.observe`), a line each:
-    in the run's header, its terminal summary and --list."""
+def observed_lines(unfilled: str, observations: list[str], proposals: list[str] = ()) -> list[str]:
+    """The store's unfilled parameters, what was observed of it (:mod:`.observe`) and what its names say
+    it has (:mod:`.proposals`), a line each: in the run's header, its terminal summary and --list."""
     filled = [f"parameters the suite does not fill (they keep their defaults): {unfilled}"]
-    return [*(filled if unfilled else []), *(f"observed: {text}" for text in observations)]
+    return [*(filled if unfilled else []), *(f"observed: {text}" for text in observations),
+            *(f"proposed: {text}" for text in proposals)]
 
 
 def render_terminal(summary: RunSummary) -> str:
@@ -202,7 +204,7 @@ def render_terminal(summary: RunSummary) -> str:
         lines.append(f"store {summary.store}  [{', '.join(summary.capabilities)}]")
     if summary.shape:
         lines.append(f"shape {summary.shape}")
-    lines += observed_lines(summary.unfilled, summary.observations)
+    lines += observed_lines(summary.unfilled, summary.observations, summary.proposals)
     lines += [f"left running after the run, killed: {text}" for text in summary.leftovers]
     if summary.backend:
         lines.append(f"redis {summary.backend}")

@@ -116,6 +116,10 @@ class RunSummary:
     shape: str | None = None          # how the store is called (binding.StoreBinding.shape)
     unfilled: str = ""                # the factory's parameters the suite leaves at their defaults
     observations: list[str] = field(default_factory=list)   # what the store did before the scenarios (.observe)
+    # what the store's names say it has beside what the binding found, and the options that take those or fix
+    # the binding's problems (.proposals): option key -> value
+    proposals: list[str] = field(default_factory=list)
+    fixes: dict[str, str] = field(default_factory=dict)
     conformance_level: str = "none"
     backend: str | None = None
     backend_warning: str | None = None

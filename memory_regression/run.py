@@ -26,12 +26,12 @@ from .backend import BackendError, BackendUsageError
 from .engines import Engines, open_engines
 from .baseline import compare
 from .foreign import close_all as close_programs
-from .capabilities import Capability, Guarantee, conformance_level
+from .capabilities import level_of_results
 from .interrupts import INTERRUPTS
 from .leftovers import become_subreaper, children, end_leftovers
 from .profiles import profile_fields
 from .redaction import Redactor, map_strings
-from .results import Outcome, RunSummary, Status
+from .results import RunSummary, Status
 from .settings import Settings
 from .loader import raised_in
 from .nodeids import engine_of, report_order, scenario_from_nodeid
@@ -265,7 +265,7 @@ class SuiteRun:
         if bound is None or terminal is None:
             return
         self.announced = True
-        for line in renderings.observed_lines(bound["unfilled"], bound["observations"]):
+        for line in renderings.observed_lines(bound["unfilled"], bound["observations"], bound["proposals"]):
             terminal.write_line(self.redactor.text(line))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -376,15 +376,12 @@ class SuiteRun:
             summary.capabilities = bound["capabilities"]
             summary.shape = bound["shape"]
             summary.unfilled, summary.observations = bound["unfilled"], bound["observations"]
+            summary.proposals, summary.fixes = bound["proposals"], bound["fixes"]
             for profile in summary.profiles:
                 profile["counter"] = bound["counters"].get(profile["name"], profile["counter"])
-        ran = [r for r in summary.results if r.outcome is not Outcome.SKIPPED]
-        summary.conformance_level = conformance_level(
-            (Capability(c) for c in summary.capabilities),
-            [(frozenset(Capability(c) for c in r.requires), r.outcome is Outcome.PASSED) for r in ran],
-            [(frozenset(map(Guarantee, r.guarantees)),
-              frozenset(map(Guarantee, r.guarantees if r.failed else [w["guarantee"] for w in r.warnings])))
-             for r in ran])
+        elif self.supervisor and self.supervisor.aborts:   # the binding's problems, and what fixes them
+            summary.fixes = self.supervisor.aborts[0].fixes
+        summary.conformance_level = level_of_results(summary.capabilities, summary.results)
         summary.status, summary.message = self._verdict(session, exitstatus)
         summary.duration_s = round(time.monotonic() - self.started, 3)
         if self.baseline is not None and summary.results:

@@ -36,6 +36,7 @@ from .groups import scenario_group
 from .outcomes import (CAPTURE_LIMIT, DETAILS_LIMIT, cap, describe_outcome, module_command, server_misfit,
                        redacted, unrendered_report)
 from .observe import needs_probe, observe, unfilled_text
+from .proposals import fixes_of
 from .results import LISTED_NOT_RUN, Status
 from .settings import Settings
 from .call_page import CallPage, call_page_path
@@ -98,7 +99,7 @@ class ScenarioWorker:
         try:
             self.channel.send(Bound(self._bind()))
         except UsageError as exc:
-            self.abort(Status.USAGE_ERROR, str(exc))
+            self.abort(Status.USAGE_ERROR, str(exc), getattr(exc, "fixes", {}))
         except (redis.RedisError, OSError) as exc:
             self.abort(Status.REDIS_ERROR, f"Redis went away while the store was being built: {exc}")
         except Exception:   # the suite's own fault: say so rather than crash the worker
@@ -119,7 +120,9 @@ class ScenarioWorker:
         return {"file": str(source) if source else None, "line": definition_line(self.binding.factory),
                 "capabilities": sorted(c.value for c in self.capabilities), "shape": self.binding.shape,
                 "counters": {name: counter.description for name, counter in self.counters.items()},
-                "unfilled": unfilled_text(self.binding), "observations": self._observe()}
+                "unfilled": unfilled_text(self.binding), "observations": self._observe(),
+                "proposals": [str(proposal) for proposal in self.binding.proposals],
+                "fixes": fixes_of(self.binding.proposals)}
 
     def _observe(self) -> list[str]:
         """What the store does with what the suite gives it (:mod:`.observe`), for a store that could
@@ -146,10 +149,11 @@ class ScenarioWorker:
         finally:
             context.close()
 
-    def abort(self, status: Status, message: str) -> None:
+    def abort(self, status: Status, message: str, fixes: dict[str, str] | None = None) -> None:
         """This worker cannot run the store: the runner stops the run with ``status``."""
         self.aborted = True
-        self.channel.send(Abort(status.value, self.redactor.text(message)))
+        self.channel.send(Abort(status.value, self.redactor.text(message),
+                                {key: self.redactor.text(value) for key, value in (fixes or {}).items()}))
 
     # -- collection -------------------------------------------------------------------------------
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import typing
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, Union
 
 MESSAGE_LIMIT = 60_000           # bytes of one datagram; a longer text is cut by the sender, the JSON kept whole
@@ -35,11 +35,13 @@ class Bound:
 @dataclass(frozen=True)
 class Abort:
     """The worker cannot run the store (a usage error, Redis gone, the suite's own fault): the run
-    stops with ``status``, a :class:`~.results.Status` value, and ``message``."""
+    stops with ``status``, a :class:`~.results.Status` value, and ``message``; ``fixes``, the options
+    that fix a binding's problems where the store's names tell them (option key -> value)."""
 
     kind: ClassVar[str] = "abort"
     status: str
     message: str
+    fixes: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -85,9 +87,9 @@ def decode(data: bytes | dict[str, Any]) -> tuple[str, WorkerMessage]:
     cls = KINDS[parsed["kind"]]
     hints = typing.get_type_hints(cls)
     values = {}
-    for field in fields(cls):
-        value = parsed.get(field.name)
-        if not isinstance(value, hints[field.name]) or isinstance(value, bool):
-            raise ValueError(f"a {cls.kind} message without its {field.name}")
-        values[field.name] = value
+    for member in fields(cls):
+        value = parsed.get(member.name)
+        if not isinstance(value, hints[member.name]) or isinstance(value, bool):
+            raise ValueError(f"a {cls.kind} message without its {member.name}")
+        values[member.name] = value
     return parsed["worker"], cls(**values)

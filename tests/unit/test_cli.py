@@ -5,7 +5,7 @@ to fix."""
 
 import pytest
 
-from memory_regression.cli import pip_arguments
+from memory_regression.requirements import pip_arguments
 from memory_regression.contract import UsageError
 from memory_regression.groups import ALL, describe_groups, known_groups, parse_groups
 from memory_regression.profiles import BUILTIN_PROFILES, resolve_counter

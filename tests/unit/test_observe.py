@@ -70,7 +70,7 @@ class OneForAllSessions(IndexedHistory):
 def test_a_default_that_matches_is_blamed_only_on_a_parameter_named_as_a_window():
     """max_retries=30 beside a cap of 30 is no window: only a name such as limit, max_len or k is
     taken for one; the rest are listed as possible causes."""
-    from memory_regression.observe import WINDOW_WORDS, _named
-    assert [name for name in ("limit", "max_len", "k", "historyLimit", "window_size") if _named(name, WINDOW_WORDS)] \
+    from memory_regression.proposals import WINDOW_WORDS, named
+    assert [name for name in ("limit", "max_len", "k", "historyLimit", "window_size") if named(name, WINDOW_WORDS)] \
         == ["limit", "max_len", "k", "historyLimit", "window_size"]
-    assert not any(_named(name, WINDOW_WORDS) for name in ("max_retries", "pool_size", "timeout", "retries"))
+    assert not any(named(name, WINDOW_WORDS) for name in ("max_retries", "pool_size", "timeout", "retries"))

@@ -24,9 +24,9 @@ ROUND_TRIP = ScenarioResult("test_core.py::test_round_trip", "test_round_trip", 
 
 SUMMARY_JSON_FIELDS = {  # as docs/reports.md lists them
     "status", "exit_code", "message", "store", "store_file", "store_line", "capabilities", "shape", "unfilled",
-    "observations", "conformance_level", "backend", "backend_warning", "window_sizes", "window_policy", "groups",
-    "profiles", "totals", "capability_scenarios", "matrix", "results", "failures", "warnings", "keys_without_ttl",
-    "leftovers", "duration_s", "report_files", "latency", "footprint"}
+    "observations", "proposals", "fixes", "conformance_level", "backend", "backend_warning", "window_sizes",
+    "window_policy", "groups", "profiles", "totals", "capability_scenarios", "matrix", "results", "failures",
+    "warnings", "keys_without_ttl", "leftovers", "duration_s", "report_files", "latency", "footprint"}
 
 
 def result_json(nodeid, scenario, group, point, requires, outcome, message="", details="", duration_s=0.0,
@@ -55,7 +55,8 @@ def test_summary_json_has_every_field_with_its_value():
         "status": "failed", "exit_code": 1, "message": None, "store": "app/m.py:Store",
         "store_file": "/w/app/m.py", "store_line": 7,
         "capabilities": ["clear", "core", "count-window", "namespace", "ttl"], "shape": None, "unfilled": "",
-        "observations": [], "conformance_level": "core+ttl", "backend": "redis 7.2.4 (private server)",
+        "observations": [], "proposals": [], "fixes": {}, "conformance_level": "core+ttl",
+        "backend": "redis 7.2.4 (private server)",
         "backend_warning": None, "window_sizes": [5, 20],
         "window_policy": "start-on-user", "groups": list(SAMPLE_GROUPS),
         "profiles": [{"name": "small-4k", "max_tokens": 3072, "counter": "words"}],
@@ -80,8 +81,8 @@ def test_summary_json_of_a_run_that_judged_nothing():
     data = RunSummary(Status.USAGE_ERROR, "no store given").to_json()
     assert data == {
         "status": "usage error", "exit_code": 2, "message": "no store given", "store": None, "store_file": None,
-        "store_line": None, "capabilities": [], "shape": None, "unfilled": "", "observations": [],
-        "conformance_level": "none", "backend": None,
+        "store_line": None, "capabilities": [], "shape": None, "unfilled": "", "observations": [], "proposals": [],
+        "fixes": {}, "conformance_level": "none", "backend": None,
         "backend_warning": None, "window_sizes": [], "window_policy": None, "groups": [], "profiles": [], "results": [],
         "keys_without_ttl": [],
         "leftovers": [], "duration_s": 0.0, "report_files": {},
