@@ -3,6 +3,8 @@
 import re
 import runpy
 
+import yaml
+
 from tests.conftest import ROOT
 
 
@@ -62,3 +64,16 @@ def test_the_noise_thresholds_the_docs_give_are_the_codes():
     for figure, threshold in NOISE.items():
         assert f"{figure} {threshold:g}×" in reports, (figure, threshold)
         assert re.search(rf"^\| (\w+ )?{re.escape(figure)} \|.*\| {threshold:g}× \|$", measured, re.MULTILINE), figure
+
+
+def test_the_options_table_and_the_actions_inputs_are_the_runners_options():
+    """docs/running.md's table of options and action.yml's inputs are written from settings.OPTIONS by
+    docs/build_options.py: an option changed without running it leaves them stale, and every option is
+    in both, in its order."""
+    build = runpy.run_path(str(ROOT / "docs" / "build_options.py"))
+    running, action = build["RUNNING"].read_text(encoding="utf-8"), build["ACTION"].read_text(encoding="utf-8")
+    assert build["rewritten"](running, action) == (running, action), "run: python docs/build_options.py"
+    from memory_regression.settings import OPTIONS
+    inputs = yaml.safe_load(action)["inputs"]
+    assert list(inputs) == [option.flag.lstrip("-") for option in OPTIONS] + ["pytest-args"]
+    assert all(f"| `{option.flag}" in running and option.doc for option in OPTIONS)
