@@ -51,6 +51,13 @@ class Option:
         return "memory_" + self.key
 
 
+def _method_option(role: str, examples: str, more: str) -> Option:
+    """``--append-method``, ``--load-method``, ``--clear-method``: the store's own name of a method."""
+    return Option(f"--{role}-method", None, f"name of the store's {role} method, if not found by name", "NAME",
+                  shown="found by name", doc=f"your {role} method's name, if the search does not find it (`--list` "
+                                             f"proposes one whose name says it {examples}){more}")
+
+
 MAX_WINDOW = 10_000   # the largest --window-sizes entry; bench/bench_window_cost.py measures it
 
 OPTIONS: tuple[Option, ...] = (
@@ -130,19 +137,11 @@ OPTIONS: tuple[Option, ...] = (
                "(mapped, or by name: redisvl's `name=namespace` beside its `prefix`) both get its value. A name your "
                'factory does not take, or a parameter mapped twice, is a usage error. See [Before the '
                'scenarios](contract.md#before-the-scenarios-what-the-store-does-with-what-it-is-given)'),
-    Option("--append-method", None, "name of the store's append method, if not found by name", "NAME",
-           shown='found by name',
-           doc="your append method's name, if the search does not find it (`--list` proposes one whose name says it "
-               "appends: `remember`, `add_turn`)"),
-    Option("--load-method", None, "name of the store's load method, if not found by name", "NAME",
-           shown='found by name',
-           doc="your load method's name, if the search does not find it (`--list` proposes one whose name says it "
-               "loads: `recall`, `fetch_history`); on a store built per session (its factory takes `session_id`), it "
-               "may name a property, read as the history (redisvl's `messages`)"),
-    Option("--clear-method", None, "name of the store's clear method, if not found by name", "NAME",
-           shown='found by name',
-           doc="your clear method's name, if the search does not find it (`--list` proposes one whose name says it "
-               "clears: `forget`, `drop_session`)"),
+    *(_method_option(role, examples, more) for role, examples, more in (
+        ("append", "appends: `remember`, `add_turn`", ""),
+        ("load", "loads: `recall`, `fetch_history`", "; on a store built per session (its factory takes `session_id`), "
+         "it may name a property, read as the history (redisvl's `messages`)"),
+        ("clear", "clears: `forget`, `drop_session`", ""))),
     Option("--call-timeout", "10", "seconds before one call of your store (an append, a load, a clear) is "
            "cut off and reported as a hang, naming the call", "SECONDS",
            shown='`10`',
