@@ -33,7 +33,7 @@ from .contract import Message, UsageError, with_aliases
 from .frames import exception_chain
 from .conversations import numbered_messages
 from .growth import append_within
-from .proposals import TTL_WORDS, WINDOW_WORDS, named
+from .proposals import TTL_WORDS, WINDOW_WORDS, BindingProblem, named
 from .scenario_stores import Stores
 from .server_view import Keyspace
 
@@ -102,11 +102,11 @@ def _window(binding: StoreBinding, appended: list[Message], kept: list[Message])
                 if _numeric(default) and default == len(kept) and named(name, WINDOW_WORDS)]
     if matching:
         name = matching[0]
-        raise UsageError(
+        raise BindingProblem(
             f"--store {binding.spec!r}: {seen}. Its parameter {name}={binding.unfilled[name]!r}, which the suite "
             f"does not fill, looks like that window: name it {with_aliases('max_messages')}, or map it with "
             f"--store-params {name}=max_messages (a token budget: {name}=max_tokens). No scenario was run: "
-            "each would fail as a consequence of this window, not of a bug.")
+            "each would fail as a consequence of this window, not of a bug.", ("store_params", f"{name}=max_messages"))
     numeric = [f"{name}={default!r}" for name, default in binding.unfilled.items() if _numeric(default)]
     causes = (f"a parameter the suite does not fill ({', '.join(numeric)}: map a window with --store-params "
               "NAME=max_messages or NAME=max_tokens)" if numeric else "")

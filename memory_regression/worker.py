@@ -99,7 +99,7 @@ class ScenarioWorker:
         try:
             self.channel.send(Bound(self._bind()))
         except UsageError as exc:
-            self.abort(Status.USAGE_ERROR, str(exc), getattr(exc, "fixes", {}))
+            self.abort(Status.USAGE_ERROR, str(exc), getattr(exc, "fixes", None) or fixes_of([exc]))
         except (redis.RedisError, OSError) as exc:
             self.abort(Status.REDIS_ERROR, f"Redis went away while the store was being built: {exc}")
         except Exception:   # the suite's own fault: say so rather than crash the worker

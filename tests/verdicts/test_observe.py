@@ -12,6 +12,7 @@ def test_a_window_of_another_name_stops_the_run_naming_it(run_suite):
     message = result.summary["message"]
     assert "keeps only the newest 20 of 100 messages" in message
     assert "limit=20" in message and "--store-params limit=max_messages" in message
+    assert result.summary["fixes"] == {"store_params": "limit=max_messages"}, "--list's table would lack the fix"
     assert result.summary["results"] == [], "no scenario may run: its failures would be the window's consequences"
     for wrong in ("lost update", "OOM", "several keys"):
         assert wrong not in result.output
