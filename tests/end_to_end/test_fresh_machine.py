@@ -9,7 +9,8 @@ suite it then runs talks to its own redis-server on loopback.
 No download cache is mounted: measured here, a deb cache saved nothing (Debian's mirror is fast and
 the time goes into unpacking and byte-compiling) and pip's HTTP cache stores nothing behind this
 network's proxy, which strips Cache-Control; a wheelhouse would only help with ``--no-index``,
-which is no longer command 1. So every run is a fresh machine, about a minute.
+which is no longer command 1. So every run is a fresh machine: 14 s on a quiet machine since command 1
+installs the runner alone (docs/measured.md).
 
 Skips where no Docker engine answers; fails instead when REQUIRE_DOCKER=1 (as in CI).
 """
