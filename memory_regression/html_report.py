@@ -36,6 +36,7 @@ body > #environment-header, body > #environment, body > footer {order: 2}
 .memory-matrix .passed {color: #060}
 .memory-matrix .failed, .memory-matrix .error {color: #b00; font-weight: bold}
 .memory-matrix .skipped {color: #888}
+.memory-matrix a, .memory-failure a {color: inherit}
 .memory-warning {color: #b00}
 .memory-differs {border-left: 8px solid #b00; background: #fbeaea; padding: 4px 12px; margin: 8px 0; color: black}
 .memory-matrix td.differs {background: #fdd}
