@@ -127,6 +127,8 @@ def contract_parameter_of(name: str, default: Any = inspect.Parameter.empty) -> 
     """The contract parameter a factory's parameter ``name`` (with ``default``) says it is, or None.
     A number is a token budget, a TTL or a window by its words; a callable counts tokens when its name
     speaks of tokens; the rest by the words of :data:`NAMED_WORDS`."""
+    if not name.isidentifier():   # a name a program's greeting gave: proposed only as a name it can be
+        return None
     found = set(words(name))
     if _numeric(default) or default is inspect.Parameter.empty:
         if found & TOKEN_WORDS and not found & {"counter", "fn", "func", "function"}:
@@ -149,7 +151,8 @@ def role_of(name: str) -> str | None:
 def public_methods(target: Any, taken: set[str]) -> list[str]:
     """The store's public methods (of its class, or of an instance) that are not already bound."""
     cls = target if inspect.isclass(target) else type(target)
-    return [name for name, member in inspect.getmembers(cls) if not name.startswith("_") and name not in taken
+    return [name for name, member in inspect.getmembers(cls)
+            if name.isidentifier() and not name.startswith("_") and name not in taken
             and (inspect.isfunction(member) or inspect.ismethoddescriptor(member) or inspect.ismethod(member))]
 
 

@@ -70,6 +70,20 @@ def test_a_parameters_name_and_default_say_which_contract_parameter_it_is(name, 
     assert contract_parameter_of(name, default) == canonical
 
 
+def test_only_a_name_that_is_a_name_is_proposed():
+    """A parameter a program's greeting names, or a member set on a class under any string, is proposed
+    only if it is an identifier: what is proposed is printed, and pasted."""
+    assert contract_parameter_of("ttl\n::error::x", 60) is None and contract_parameter_of("ttl x", 60) is None
+
+    class Odd:
+        def get(self, session_id):
+            return []
+    setattr(Odd, "add_\n::error::x", lambda self, session_id, role, content: None)
+    with pytest.raises(BindingError) as refused:
+        bind_store("m.py:Odd", Odd, None, {}, lambda binding: None)
+    assert refused.value.fixes == {} and "::error::" not in str(refused.value)
+
+
 def test_a_methods_name_says_its_role():
     assert [role_of(name) for name in ("remember", "recall", "forget", "add_turn", "fetch_history", "close",
                                        "get_or_delete")] == ["append", "load", "clear", "append", "load", None, None]
