@@ -16,7 +16,7 @@ from .contract import (APPEND_METHODS, LIST_APPEND_METHODS, LOAD_METHODS, MESSAG
                        SUMMARY_IN_WINDOW, UsageError, close_quietly, contract_parameter, parameter_table)
 from .foreign import is_foreign
 from .frames import user_traceback
-from .proposals import BindingProblem, Problems, contract_parameter_of, method_for
+from .proposals import BindingProblem, Problems, contract_parameter_of, fixes_of, method_for
 
 
 def _find_method(target: Any, override: str | None, candidates: tuple[str, ...], role: str,
@@ -30,7 +30,7 @@ def _find_method(target: Any, override: str | None, candidates: tuple[str, ...],
         if callable(getattr(target, name, None)):
             return name
     if required:
-        own = method_for(role, target, set(taken), accepts)
+        own = method_for(role, target, taken, accepts)
         proposal = (f"; its method {own}{_signature_text(target, own)} looks like one: take it with --{role}-method "
                     f"{own}" if own else "")
         raise BindingProblem(
@@ -221,7 +221,7 @@ def proposals_for(binding: "StoreBinding", target: Any, taken: frozenset[str]) -
                 ("store_params", f"{name}={canonical}")))
     session = () if binding.per_session else ("session_id",)
     if target is not None and not binding.framework and binding.members["clear"] is None:
-        own = method_for("clear", target, set(taken), lambda name: _callable_as(target, name, session))
+        own = method_for("clear", target, taken, lambda name: _callable_as(target, name, session))
         if own:
             found.append(BindingProblem(f"its method {own}{_signature_text(target, own)} looks like a clear: take it "
                                         f"with --clear-method {own}", ("clear_method", own)))
@@ -250,7 +250,7 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
     parameters, var_kwargs, unfilled = found or ({}, False, {})
     # a per-session store: one that takes session_id, or whose parameter a proposal maps onto it
     per_session = "session_id" in parameters or any(
-        (getattr(problem, "fix", None) or ("", ""))[1].endswith("=session_id") for problem in problems.found)
+        mapping.endswith("=session_id") for mapping in fixes_of(problems.found).get("store_params", "").split(","))
     binding = StoreBinding(spec=spec, factory=factory, source_file=source_file, parameters=parameters,
                            takes_var_kwargs=var_kwargs, per_session=per_session, unfilled=unfilled)
     if is_foreign(spec):   # the factory that stands for a program: the language and framework it says (.foreign)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .contract import UsageError
+from .settings import parse_store_params
 
 TABLE = "memory-regression"
 FILE = "pyproject.toml"
@@ -86,30 +87,28 @@ def render(values: dict[str, Any], options: Iterable[Any], fixes: dict[str, str]
     lines = [f"[tool.{TABLE}]"]
     for key, option in _keys(options).items():
         value = values.get(option.key)
-        if option.key in fixes:
-            value = _merged(value, fixes[option.key]) if option.key == "store_params" else fixes[option.key]
+        if option.key == "store_params" and option.key in fixes:   # a parameter given keeps its mapping
+            given = parse_store_params(value)
+            value = _joined({**given, **{name: canonical for name, canonical in
+                                         parse_store_params(fixes[option.key]).items() if name not in given}})
+        elif option.key in fixes:
+            value = fixes[option.key]
         if value in (None, "", False) or (not option.is_switch and str(value) == str(option.default)):
             continue
         lines.append(f"{key} = {_toml(key, value)}")
     return "\n".join(lines)
 
 
-def _merged(given: Any, fixed: str) -> str:
-    """--store-params as given, with the fixes' mappings added (a parameter given keeps its mapping)."""
-    pairs = dict(part.split("=", 1) for part in str(given or "").split(",") if "=" in part)
-    for part in fixed.split(","):
-        name, _, canonical = part.partition("=")
-        pairs.setdefault(name, canonical)
-    return ",".join(f"{name}={canonical}" for name, canonical in pairs.items())
+def _joined(mapping: dict[str, str]) -> str:
+    return ",".join(f"{name}={canonical}" for name, canonical in mapping.items())
 
 
 def _toml(key: str, value: Any) -> str:
     if value is True:
         return "true"
     if key == "store-params":
-        pairs = (part.split("=", 1) for part in str(value).split(","))
-        return "{" + ", ".join(f"{json.dumps(name.strip())} = {json.dumps(canonical.strip())}"
-                               for name, canonical in pairs) + "}"
+        return "{" + ", ".join(f"{json.dumps(name)} = {json.dumps(canonical)}"
+                               for name, canonical in parse_store_params(value).items()) + "}"
     if key == "window-sizes" and all(part.strip().isdigit() for part in str(value).split(",")):
         return "[" + ", ".join(part.strip() for part in str(value).split(",")) + "]"
     return json.dumps(str(value), ensure_ascii=False)

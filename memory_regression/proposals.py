@@ -15,9 +15,10 @@ The binding goes on past a problem (:class:`Problems`), so that one run says eve
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 from .contract import UsageError
+
 
 class BindingProblem(UsageError):
     """One reason a store cannot be bound as it is, with the option that fixes it where its names say
@@ -148,7 +149,7 @@ def role_of(name: str) -> str | None:
     return roles[0] if len(roles) == 1 else None
 
 
-def public_methods(target: Any, taken: set[str]) -> list[str]:
+def public_methods(target: Any, taken: Collection[str]) -> list[str]:
     """The store's public methods (of its class, or of an instance) that are not already bound."""
     cls = target if inspect.isclass(target) else type(target)
     return [name for name, member in inspect.getmembers(cls)
@@ -156,7 +157,7 @@ def public_methods(target: Any, taken: set[str]) -> list[str]:
             and (inspect.isfunction(member) or inspect.ismethoddescriptor(member) or inspect.ismethod(member))]
 
 
-def method_for(role: str, target: Any, taken: set[str], accepts: Callable[[str], bool]) -> str | None:
+def method_for(role: str, target: Any, taken: Collection[str], accepts: Callable[[str], bool]) -> str | None:
     """The one public method whose name says it plays ``role`` and whose parameters take the role's
     call (``accepts``), or None when there is none or more than one."""
     found = [name for name in public_methods(target, taken) if role_of(name) == role and accepts(name)]
