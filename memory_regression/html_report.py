@@ -212,7 +212,7 @@ def _figure_changes(changes: list[dict]) -> str:
 
 def _cell(cell: Any, several: bool, nodeid: Callable[[str], str | None]) -> str:
     """A matrix cell: the outcome, or with several engines the outcome on each, side by side, each a
-    link to its row in pytest-html's results table (a row's id is its node id)."""
+    link to its row in pytest-html's results table (the anchor that row carries: :data:`ROW_ANCHOR` and its node id)."""
     if cell is None:
         return "<td class='none'></td>"
     if not several:
