@@ -140,7 +140,8 @@ class StoreBinding:
 
     def build_kwargs(self, values: dict[str, Any]) -> dict[str, Any]:
         """Keyword arguments for one call of the factory, from canonical values."""
-        named = {own: values[canonical] for canonical, owns in self.parameters.items() for own in owns}
+        named = {own: values[canonical] for canonical, owns in self.parameters.items() for own in owns
+                 if canonical in values}   # one left out (a tenant) keeps the factory's default
         if not self.takes_var_kwargs:
             return named
         return {**{k: v for k, v in values.items() if k not in self.parameters}, **named}

@@ -28,6 +28,7 @@ class Capability(str, Enum):
     TTL = "ttl"
     NAMESPACE = "namespace"
     CLEAR = "clear"
+    TENANTS = "tenants"
     TOOL_CALLS = "tool-calls"
     COMPACTION = "compaction"
     CONSISTENCY = "consistency"
@@ -45,6 +46,7 @@ class Guarantee(str, Enum):
     BOUNDED_STORAGE = "bounded-storage"
     STEADY_APPENDS = "steady-appends"
     ATOMIC_WINDOW = "atomic-window"
+    ANY_SESSION_ID = "any-session-id"
 
     def __str__(self) -> str:
         return self.value
@@ -55,6 +57,7 @@ GUARANTEES: dict[Guarantee, str] = {
                                "bounds storage, not only what is read",
     Guarantee.STEADY_APPENDS: "an append takes as long on a long history as on a short one",
     Guarantee.ATOMIC_WINDOW: "no reader ever loads more than the window, not even between a write and its trim",
+    Guarantee.ANY_SESSION_ID: "every session id an application makes is taken; none is refused at the append",
 }
 
 
@@ -97,6 +100,8 @@ REGISTRY: dict[Capability, CapabilitySpec] = {spec.capability: spec for spec in 
                    *_takes("namespace")),
     CapabilitySpec(Capability.CLEAR, "clear empties one session and no other",
                    *_has("clear")),
+    CapabilitySpec(Capability.TENANTS, "keeps sessions per tenant: the same session id under two user ids is two "
+                   "conversations", *_takes("user_id")),
     CapabilitySpec(Capability.TOOL_CALLS, "whole messages: tool calls, tool results and metadata come back as "
                    "appended, and no window leaves a tool result without its call",
                    lambda binding: binding.takes_whole_messages and binding.codec.carries_fields,

@@ -43,6 +43,10 @@ STORE_PARAMETERS: dict[str, tuple[tuple[str, ...], str]] = {
                   "a key prefix unique to the scenario; keep all keys under it"),
     "session_id": ((), "the session's id, for a factory that builds one object per session (its "
                        "methods then take no session id)"),
+    "user_id": (("user", "tenant_id", "tenant", "owner_id"),
+                "the tenant (a user, an app, an agent) whose sessions the instance keeps: the same session id "
+                "under two of them is two conversations; left out, where the factory has a default for it, as a "
+                "store used without tenants"),
     "max_messages": (("max_history", "window", "window_size"), "the count window N"),
     "max_tokens": (("token_limit", "max_token_limit"), "the model profile's token budget"),
     "count_tokens": (("token_counter",),

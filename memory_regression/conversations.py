@@ -36,13 +36,6 @@ TRICKY_CONTENTS: tuple[tuple[str, str], ...] = (
     ("nul and control", "before\x00after\x1b[31m red"),
 )
 
-# ids that share prefixes, or carry characters that key patterns and hash tags treat specially
-TRICKY_SESSION_IDS: tuple[str, ...] = (
-    "alice", "alice2", "alice:2", "alice:20", "al*", "al?", "a{b}", "{alice}",
-    "a b", "ab", "ünïcødé-用户", "[alice]", "alice\\",
-)
-
-
 def role_for(index: int) -> str:
     return ROLES[index % len(ROLES)]
 

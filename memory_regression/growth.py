@@ -24,7 +24,7 @@ import statistics
 import string
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
 
 from .capabilities import Guarantee
 from .contract import Message
@@ -150,6 +150,13 @@ def control_ids(session_id: str) -> Iterator[str]:
 def _crc16_tails() -> dict[int, str]:
     """Every two characters of ID_CHARACTERS by their CRC16 (4,096 of the 65,536 values)."""
     return {binascii.crc_hqx((a + b).encode(), 0): a + b for a in ID_CHARACTERS for b in ID_CHARACTERS}
+
+
+def timed(call: Callable[[], Any]) -> float:
+    """How long ``call()`` took, in seconds of the wall clock."""
+    before = time.perf_counter()
+    call()
+    return time.perf_counter() - before
 
 
 def _timed(call: Any, *args: Any) -> Took:

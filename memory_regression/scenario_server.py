@@ -3,6 +3,9 @@ limits, persistence, restarts."""
 
 from __future__ import annotations
 
+import functools
+import re
+import subprocess
 from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
@@ -85,7 +88,20 @@ class ScenarioServer:
             self._server.stop(hard=True)   # what it holds is the scenario's, thrown away
 
 
-def own_server(context: "ScenarioContext", config: dict[str, str] | None = None) -> ScenarioServer:
+@functools.lru_cache(maxsize=None)
+def debug_config(binary: str) -> dict[str, str]:
+    """What lets the suite run DEBUG (POPULATE) on a server of ``binary``: from Redis 7 (and Valkey)
+    on, DEBUG is off unless ``enable-debug-command`` allows it; earlier versions allow it."""
+    try:
+        version = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    match = re.search(r"v=(\d+)\.", version)
+    return {"enable-debug-command": "local"} if match and int(match.group(1)) >= 7 else {}
+
+
+def own_server(context: "ScenarioContext", config: dict[str, str] | None = None,
+               debug: bool = False) -> ScenarioServer:
     """A redis-server of the scenario's own, with ``config`` (redis.conf names and values:
     ``{"maxmemory-policy": "noeviction"}``, ``{"appendonly": "yes", "appendfsync": "always"}``)
     over the private server's (no persistence): the binary of the engine under test when the
@@ -103,6 +119,8 @@ def own_server(context: "ScenarioContext", config: dict[str, str] | None = None)
                     "restarts are server-wide, so the suite never changes the server under test), and "
                     "there is no redis-server or valkey-server on PATH: install one "
                     "(apt-get install redis-server)")
+    if debug:
+        config = {**debug_config(binary), **(config or {})}
     start = start_one_node_cluster if context.connection.endpoint.kind == "cluster" else ServerProcess.start
     try:
         server = ScenarioServer(start(binary, config, parent=str(context.worker.scratch)), context.idle)

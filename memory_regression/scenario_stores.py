@@ -3,6 +3,7 @@ parameters of the scenario's subject, and the run's settings that say what those
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 import pytest
@@ -13,7 +14,7 @@ from .capabilities import Capability
 from .context import ScenarioContext
 from .profiles import ModelProfile, TokenCounter
 from .reference import summarize
-from .settings import ROOMY_TTL_S, WINDOWLESS
+from .settings import DEFAULT_TENANT, ROOMY_TTL_S, WINDOWLESS
 from .writers import StoreRecipe
 
 # why a synchronous store on a cluster gets no client of another address (a server that is down)
@@ -61,14 +62,16 @@ class Stores:
         return self._context.counter(profile)
 
     def new(self, *, max_messages: int = WINDOWLESS, profile: ModelProfile | None = None,
-            ttl: int = ROOMY_TTL_S, summarize: Callable[[list], str] = summarize) -> StoreAdapter:
+            ttl: int = ROOMY_TTL_S, summarize: Callable[[list], str] = summarize,
+            user_id: str | None = DEFAULT_TENANT) -> StoreAdapter:
         """A new store instance. Arguments not about the scenario's subject are roomy and cheap: a
         window of a million messages, an unbounded token budget counted with ``approx`` (the
-        profile's own counter only where ``profile`` is given), a TTL of an hour, and the suite's
-        summariser (:func:`.reference.summarize`)."""
+        profile's own counter only where ``profile`` is given), a TTL of an hour, the suite's
+        summariser (:func:`.reference.summarize`) and one tenant (``user_id`` None: none given, for a
+        factory with a default for it, :meth:`takes_no_tenant`)."""
         context = self._context
         recipe = StoreRecipe(context.settings, context.connection.endpoint, context.namespace, max_messages,
-                             profile, ttl, context.data_dir, summarize)
+                             profile, ttl, context.data_dir, summarize, user_id)
         client = self.raw_client() if context.binding.takes_client else None   # else it builds its own
         counter = self.counter(profile)
 
@@ -79,6 +82,17 @@ class Stores:
         store = StoreAdapter(context.binding, build, context.run_awaitable, watch=context.worker.calls.watch)
         context.recipes[store] = recipe
         return store
+
+    def takes_no_tenant(self) -> bool:
+        """Whether the factory has a default for its tenant parameter (``user_id``), so that a store may
+        be built without one."""
+        try:
+            parameters = inspect.signature(self._context.binding.factory).parameters
+        except (TypeError, ValueError):
+            return False
+        own = self._context.binding.parameters.get("user_id", ())
+        return bool(own) and all(parameters[name].default is not inspect.Parameter.empty
+                                 for name in own if name in parameters)
 
     def new_on(self, url: str, **options: Any) -> StoreAdapter:
         """A store built as :meth:`new` builds it (``options`` are its arguments), whose client and

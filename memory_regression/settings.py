@@ -244,6 +244,7 @@ SUITE_OPTIONS = tuple(o for o in OPTIONS if not o.runner_only)
 
 WINDOWLESS = 1_000_000      # max_messages in scenarios that are not about the count window
 ROOMY_TTL_S = 3600          # ttl in scenarios that are not about expiry
+DEFAULT_TENANT = "tenant-1"  # user_id in scenarios that are not about tenants
 METHOD_ROLES = ("append", "load", "clear")
 BUDGET_SHARE = 4            # a scenario's time budget (a wait, a bounded run of appends) is at most this part
                             # of the scenario timeout, which leaves the rest of the scenario room

@@ -28,7 +28,7 @@ from .foreign import is_foreign, load_foreign, snake
 from .loader import load_object
 from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .reference import summarize
-from .settings import Settings
+from .settings import DEFAULT_TENANT, Settings
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,7 @@ class StoreRecipe:
     ttl: int
     data_dir: Path                   # the scenario's directory for the store's files
     summarize: Callable[[list], str] = summarize   # what a compacting store summarises with
+    user_id: str | None = DEFAULT_TENANT   # the tenant; None: left out, the factory's default
 
     def build(self, binding: StoreBinding, client: Any, counter: TokenCounter, session_id: str | None) -> Any:
         """A new store instance on ``client``."""
@@ -55,7 +56,7 @@ class StoreRecipe:
             "redis": client, "redis_url": self.endpoint.store_url, "namespace": self.namespace,
             "max_messages": self.max_messages, "max_tokens": profile.max_tokens, "count_tokens": counter,
             "ttl": self.ttl, "profile": profile, "session_id": session_id, "data_dir": str(self.data_dir),
-            "summarize": self.summarize,
+            "summarize": self.summarize, **({"user_id": self.user_id} if self.user_id is not None else {}),
         }
         store = binding.factory(**binding.build_kwargs(values))
         return binding.driver(store) if binding.driver else store

@@ -6,9 +6,7 @@ token budget, an hour of TTL), so any message that goes missing was lost by the 
 
 import pytest
 
-from memory_regression.contract import Message
-from memory_regression.conversations import (TRICKY_CONTENTS, TRICKY_SESSION_IDS, numbered_messages,
-                                             tricky_messages)
+from memory_regression.conversations import TRICKY_CONTENTS, numbered_messages, tricky_messages
 from memory_regression.diagnosis import HistoryMismatch, assert_history, fresh_instance_loads
 
 FAST_APPENDS = 400
@@ -68,23 +66,6 @@ def test_many_fast_appends_keep_order(stores, append_within, findings):
         findings.note(f"appended {len(appended)} of {FAST_APPENDS} messages within the {timed.budget_s:g} s budget")
 
 
-def test_sessions_are_isolated(stores):
-    """Interleaved appends to sessions whose ids share prefixes or hold ``: * ? { } [ ]``, spaces,
-    backslashes and unicode each keep exactly their own history.
-
-    If this fails: the key is built from a sanitised or shortened id (``a b`` and ``ab`` collide),
-    or a hash tag / glob pattern in the id reaches another session's key."""
-    store = stores.new()
-    appended: dict[str, list[Message]] = {sid: [] for sid in TRICKY_SESSION_IDS}
-    for turn in range(3):
-        for sid in TRICKY_SESSION_IDS:
-            message = Message("user" if turn % 2 == 0 else "assistant", f"{sid} says {turn}")
-            store.append(sid, message.role, message.content)
-            appended[sid].append(message)
-    for sid, messages in appended.items():
-        assert_history(messages, store.load(sid), messages, context=f"session {sid!r}: ")
-
-
 def test_two_instances_share_history(stores):
     """Two store instances over one server see the same history: nothing lives only in the process.
 
@@ -119,26 +100,6 @@ def test_loading_twice_changes_nothing(stores):
     assert_history(appended, store.load("reload"), appended, context="second load: ",
                    hint=lambda _: "the first load was right, so loading changed the session: load writes (pops, "
                                   "deletes or trims) what it reads")
-
-
-@pytest.mark.requires("clear")
-def test_clear_empties_only_that_session(stores):
-    """Clearing a session empties it, and sessions whose ids share its prefix keep their history.
-
-    If this fails: clear deletes by a glob pattern (``alice*`` also hits ``alice2``), flushes the
-    database, or leaves the messages in place."""
-    store = stores.new()
-    sessions = ("alice", "alice2", "alice:2", "bob")
-    appended = {sid: numbered_messages(3, sid) for sid in sessions}
-    for sid in sessions:
-        store.append_all(sid, appended[sid])
-    store.clear("alice")
-    remaining = store.load("alice")
-    if remaining:
-        raise HistoryMismatch("clear('alice') left messages in session 'alice'", [], remaining)
-    for sid in sessions[1:]:
-        assert_history(appended[sid], store.load(sid), appended[sid],
-                       context=f"clear('alice') damaged session {sid!r}: ")
 
 
 @pytest.mark.starts_first

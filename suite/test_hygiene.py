@@ -6,7 +6,11 @@ for a store with the ttl capability they also fail test_every_key_has_ttl_within
 
 import pytest
 
-from memory_regression.conversations import TRICKY_SESSION_IDS, numbered_messages
+from memory_regression.conversations import numbered_messages
+from memory_regression.identities import SESSION_IDS
+
+# ids of several shapes (test_identity.py writes them all)
+SHAPES = ("uuid", "email", "name with spaces around", "glob star", "hash tag", "colon separator")
 
 
 @pytest.mark.requires("namespace")
@@ -17,7 +21,7 @@ def test_keys_stay_in_namespace(stores, keyspace):
     If this fails: a key is built without the prefix (a global index set, a lock, a counter), or
     the prefix is applied to some keys only."""
     store = stores.new()
-    sessions = TRICKY_SESSION_IDS[:6]
+    sessions = [sid for label, sid in SESSION_IDS if label in SHAPES]
     for sid in sessions:
         store.append_all(sid, numbered_messages(2, sid))
     seen = set(keyspace.keys())

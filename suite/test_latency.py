@@ -22,6 +22,7 @@ import pytest
 from memory_regression.capabilities import Capability
 from memory_regression.contract import Message
 from memory_regression.figures import LATENCY_OPERATIONS
+from memory_regression.growth import timed
 
 REAL_SERVER = "round trips to a Redis server over a socket, which fakeredis, inside the process, does not make"
 CONTENT_BYTES = 200       # each message's content, as the floor's elements
@@ -68,12 +69,6 @@ def over_budget(found: dict[str, dict], budget: dict[str, float], samples: int, 
         f"the raw Redis floor ({FLOOR_COMMANDS[name]} of the same size) took {found[name]['floor_p95_ms']:.3f} ms "
         f"at p95, so the store took {found[name]['ratio_p95']}× the floor" for name in over
     ) + ": the time is the store's own (its round trips, serialisation, locks, sleeps), not Redis'"
-
-
-def timed(call) -> float:
-    before = time.perf_counter()
-    call()
-    return time.perf_counter() - before
 
 
 @pytest.mark.real_server(REAL_SERVER)

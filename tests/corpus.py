@@ -3,14 +3,16 @@ reach, the broken stores with the scenarios that catch each (``CAUGHT_BY``) and 
 failures must name, the stores warned of a guarantee (``WARNED_BY``), and each store's options."""
 
 
-from tests.stores import (broken, compaction, concurrency, consistency, expiry, faults, footprint, latency, messages,
-                          policies, server)
+from memory_regression.groups import scenario_group, suite_files
+from tests.stores import (broken, compaction, concurrency, consistency, expiry, faults, footprint, identity, latency,
+                          messages, policies, server)
 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
 # the guarantees a correct store's default run holds; a windowed one whose trim goes with its push (in
 # one transaction or script) also atomic-window (correct.TokenStore trims in a second step: not it)
-HELD = "+bounded-storage+steady-appends"
-HELD_WINDOWED = HELD + "+atomic-window"
+KEPT = "+bounded-storage+steady-appends"
+HELD = KEPT + "+any-session-id"
+HELD_WINDOWED = KEPT + "+atomic-window+any-session-id"
 WINDOWED = "core+count-window+ttl+namespace+clear"   # a count-window store's capabilities, before its others
 POLICY_LEVEL = "core+count-window+token-window+ttl+namespace+clear" + HELD_WINDOWED
 
@@ -30,8 +32,9 @@ CORRECT_STORES = {
     "examples/stores/compacting.py:CompactingStore": ((), f"{WINDOWED}+compaction" + HELD_WINDOWED),
     "examples/stores/two_backends.py:TwoBackendStore": ((), f"{WINDOWED}+consistency" + HELD_WINDOWED),
     "tests.stores.correct:ListStore": ((), "core+count-window+ttl+namespace+clear" + HELD_WINDOWED),
+    "tests.stores.identity:TenantStore": ((), "core+count-window+ttl+namespace+clear+tenants" + HELD_WINDOWED),
     "tests.stores.consistency:AsyncTwoBackendStore": (
-        (), "core+count-window+ttl+namespace+clear+consistency+async+bounded-storage+atomic-window"),
+        (), "core+count-window+ttl+namespace+clear+consistency+async+bounded-storage+atomic-window+any-session-id"),
     "tests.stores.correct:TokenStore": ((), "core+token-window+ttl+namespace+clear" + HELD),
     "tests.stores.policies:StartOnUserStore": (policy_args("start-on-user"), POLICY_LEVEL),
     "tests.stores.policies:KeepSystemStore": (policy_args("keep-system"), POLICY_LEVEL),
@@ -74,10 +77,16 @@ def same_level(spec: str, got: str, level: str) -> bool:
 
 BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expiry.CAUGHT_BY,
           **concurrency.CAUGHT_BY, **faults.CAUGHT_BY, **server.CAUGHT_BY, **compaction.CAUGHT_BY,
-          **consistency.CAUGHT_BY, **latency.CAUGHT_BY}
+          **consistency.CAUGHT_BY, **latency.CAUGHT_BY, **identity.CAUGHT_BY}
 # stores that break a guarantee (a cost, a transient effect): they pass, warned by exactly these scenarios
-WARNED = {**footprint.WARNED_BY, **concurrency.WARNED_BY}
+WARNED = {**footprint.WARNED_BY, **concurrency.WARNED_BY, **identity.WARNED_BY}
 CATCHES = {**BROKEN, **WARNED}
+
+
+def group_of(scenario: str) -> str:
+    """The group (a file of suite/) whose scenarios include ``scenario``."""
+    [path] = [path for path in suite_files() if f"def {scenario}(" in path.read_text(encoding="utf-8")]
+    return scenario_group(path.name)
 
 
 def corpus_args(store: type) -> tuple[str, ...]:

@@ -113,7 +113,7 @@ def test_list_names_capabilities_profiles_and_scenarios_without_running_them(tmp
     assert "  lacks token-window: its factory takes no max_tokens (or token_limit, max_token_limit)" in lines
     assert "window sizes: 3" in lines and "window policy: suffix" in lines
     assert any(line.startswith("profile small-4k: 3584 tokens, counter ") for line in lines)
-    assert "scenarios: 27 would run, 13 would be skipped" in lines
+    assert "scenarios: 28 would run, 14 would be skipped" in lines
     assert "  run   test_count_window.py::test_count_window_keeps_last_n[N=3]" in lines
     assert ("  skip  test_token_window.py::test_token_window_keeps_maximal_suffix[small-4k]: store lacks "
             "token-window: its factory takes no max_tokens (or token_limit, max_token_limit)") in lines

@@ -15,7 +15,7 @@ from junitparser.xunit2 import JUnitXml as JUnitXml2
 
 from tests.conftest import GOOD, ONE_SCENARIO, ROOT, assert_error_reports, assert_usage_error
 
-ALL_WINDOWED = "core+count-window+ttl+namespace+clear+bounded-storage+steady-appends+atomic-window"
+ALL_WINDOWED = "core+count-window+ttl+namespace+clear+bounded-storage+steady-appends+atomic-window+any-session-id"
 
 
 def test_missing_store_file(run_suite):
@@ -140,13 +140,13 @@ def test_a_full_disk_is_a_report_error_that_keeps_the_verdict(run_suite, tmp_pat
 
 
 def test_a_file_size_limit_on_junit_is_named_and_the_files_that_fit_say_so(run_suite, tmp_path):
-    """Under a 6 KB file-size limit (a worker's call page takes 4 KB) pytest's own junit.xml of four
+    """Under a 6 KB file-size limit (a worker's call page takes 4 KB) pytest's own junit.xml of five
     groups is cut short, so pytest-html never runs; both are named, and summary.md, which fits,
     carries the verdict."""
     def small_files():
         resource.setrlimit(resource.RLIMIT_FSIZE, (6144, 6144))
     report_dir = tmp_path / "reports"
-    result = run_suite("--store", GOOD, "--groups", "core,ttl,count-window,hygiene", report_dir=report_dir,
+    result = run_suite("--store", GOOD, "--groups", "core,ttl,count-window,hygiene,identity", report_dir=report_dir,
                        preexec_fn=small_files, expect_reports=False)
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and "INTERNALERROR" not in result.output, result.output
@@ -183,7 +183,7 @@ def test_collect_only_is_not_a_pass(run_suite):
     result = run_suite("--store", GOOD, "--", "--collect-only")
     assert result.exit_code == 2, result.output
     assert result.summary["status"] == "not run"
-    assert "51 scenarios were collected and none was run" in result.summary["message"]
+    assert "53 scenarios were collected and none was run" in result.summary["message"]
 
 
 def test_only_skipped_scenarios_are_not_a_pass(run_suite):
@@ -235,8 +235,9 @@ def test_a_store_written_for_bytes_gets_a_hint_naming_the_client_setting(run_sui
 
 
 @pytest.mark.parametrize("spec, level", [
-    ("tests.stores.shapes:make_store", "core+count-window+clear+bounded-storage+steady-appends+atomic-window"),
-    ("tests.stores.shapes:make_store_from_kwargs", "core+clear+bounded-storage+steady-appends"),
+    ("tests.stores.shapes:make_store",
+     "core+count-window+clear+bounded-storage+steady-appends+atomic-window+any-session-id"),
+    ("tests.stores.shapes:make_store_from_kwargs", "core+clear+bounded-storage+steady-appends+any-session-id"),
     ("tests.stores.shapes:LangChainStyle", ALL_WINDOWED),
     ("tests.stores.shapes:EnumRolesAndTextBlocks", ALL_WINDOWED),
 ])
@@ -301,8 +302,8 @@ def test_summary_files_agree(run_suite):
     summary = result.summary
     markdown = (result.report_dir / "summary.md").read_text(encoding="utf-8")
     assert summary["status"] == "failed" and summary["exit_code"] == 1
-    assert summary["conformance_level"] == "core+ttl+namespace+clear+bounded-storage+steady-appends"
-    assert "Conformance level: **core+ttl+namespace+clear+bounded-storage+steady-appends**" in markdown
+    assert summary["conformance_level"] == "core+ttl+namespace+clear+bounded-storage+steady-appends+any-session-id"
+    assert "Conformance level: **core+ttl+namespace+clear+bounded-storage+steady-appends+any-session-id**" in markdown
     assert "kept 6 messages, expected 5" in markdown
     assert summary["matrix"]["columns"][:3] == ["—", "N=5", "N=20"]
     row = next(r for r in summary["matrix"]["rows"] if r["scenario"] == "test_count_window_keeps_last_n")
@@ -311,7 +312,7 @@ def test_summary_files_agree(run_suite):
     assert scenarios["count-window"] == ["test_compaction_keeps_the_window", "test_concurrent_writers_keep_the_window",
                                          "test_count_window_keeps_last_n", "test_storage_stays_within_the_window",
                                          "test_window_leaves_no_orphaned_tool_result"]
-    assert scenarios["clear"] == ["test_clear_empties_only_that_session", "test_clear_leaves_no_keys"]
+    assert scenarios["clear"] == ["test_clear_leaves_no_keys", "test_clearing_one_session_leaves_every_other_whole"]
     assert "test_round_trip_keeps_role_content_and_order" in scenarios["core"]
 
 

@@ -225,6 +225,7 @@ def test_a_skip_reason_says_what_to_add_to_claim_the_capability():
         "store lacks ttl: its factory takes no ttl (or ttl_seconds, expire)",
         "store lacks namespace: its factory takes no namespace (or prefix, key_prefix)",
         "store lacks clear: it has no clear, delete, clear_session, delete_messages or reset method",
+        "store lacks tenants: its factory takes no user_id (or user, tenant_id, tenant, owner_id)",
         "store lacks tool-calls: its append takes role and content, not whole messages (or its message type has "
         "no tool_calls and tool_call_id)",
         "store lacks compaction: it has no compact method, or its factory takes no summarize (or summarizer)",
@@ -239,5 +240,5 @@ def test_a_marker_names_a_capability_by_its_word_or_an_alias():
     with pytest.raises(UnknownCapability) as raised:
         lookup("tll")
     assert str(raised.value) == ("@pytest.mark.requires('tll') names no capability; known: core, count-window, "
-                                 "count_window, token-window, token_window, ttl, namespace, clear, tool-calls, "
-                                 "tool_calls, compaction, consistency, async")
+                                 "count_window, token-window, token_window, ttl, namespace, clear, tenants, "
+                                 "tool-calls, tool_calls, compaction, consistency, async")

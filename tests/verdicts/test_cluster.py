@@ -109,7 +109,7 @@ def test_the_hash_tag_fix_passes_on_a_cluster(run_suite):
 
 
 def test_a_single_server_client_is_told_to_use_a_cluster_client(run_suite):
-    result = run_suite("--store", "tests.stores.cluster:PlainClientStore", *CLUSTER, "-k", "sessions_are_isolated")
+    result = run_suite("--store", "tests.stores.cluster:PlainClientStore", *CLUSTER, "-k", "every_session_id")
     assert result.exit_code == 1, result.output
     message = result.summary["failures"][0]["message"]
     assert "MovedError" in message and "build a redis.cluster.RedisCluster from redis_url" in message, message
@@ -120,11 +120,12 @@ def test_a_node_store_with_a_single_servers_client_is_told_to_build_a_cluster_cl
     discarded (EXECABORT) because its commands were; both failures name MOVED and the cluster client
     to build in Node.js, the second from the errors ioredis says caused it."""
     require_node_stores()
-    result = run_suite("--store", NODE_EXAMPLE, *CLUSTER, "-k", "fresh_session_is_empty or sessions_are_isolated")
+    result = run_suite("--store", NODE_EXAMPLE, *CLUSTER, "-k", "fresh_session_is_empty or every_session_id")
     assert result.exit_code == 1, result.output
     messages = {f["scenario"]: f["message"] for f in result.summary["failures"]}
-    assert set(messages) == {"test_fresh_session_is_empty", "test_sessions_are_isolated"}, result.output
-    assert "EXECABORT" in messages["test_sessions_are_isolated"], messages
+    every_id = "test_every_session_id_keeps_its_own_history"
+    assert set(messages) == {"test_fresh_session_is_empty", every_id}, result.output
+    assert "EXECABORT" in messages[every_id], messages
     assert all("MOVED: on a Redis Cluster" in m and "new Redis.Cluster([redisUrl])" in m for m in messages.values())
 
 

@@ -5,7 +5,8 @@ import re
 
 import pytest
 
-from tests.corpus import BROKEN, CORRECT_STORES, TOKEN_ARGS, WARNED, corpus_args, declared_cause, same_level
+from tests.corpus import (BROKEN, CORRECT_STORES, TOKEN_ARGS, WARNED, corpus_args, declared_cause, group_of,
+                          same_level)
 from tests.stores import broken, concurrency, expiry, policies, stateful_bugs
 
 # groups that take seconds, run only on the broken stores meant for them (-k names them)
@@ -49,8 +50,8 @@ def test_store_breaking_a_guarantee_passes_warned(run_suite, store):
     """A cost or a transient effect is a warning: the store passes, exactly the scenarios meant for it
     warn (each naming the guarantee its conformance level then lacks), and --strict fails them."""
     expected = set(WARNED[store])
-    group = {"concurrency"} if concurrency.KEEP_THE_WINDOW in expected else {"footprint"}
-    args = ("--store", f"{store.__module__}:{store.__name__}", *corpus_args(store), "--groups", *group)
+    args = ("--store", f"{store.__module__}:{store.__name__}", *corpus_args(store),
+            "--groups", ",".join(sorted(set(map(group_of, expected)))))
     result = run_suite(*args)
     assert result.exit_code == 0, result.output
     warned = {r["scenario"] for r in result.summary["results"] if r["warnings"]}

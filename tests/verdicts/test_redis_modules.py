@@ -11,9 +11,11 @@ def test_a_store_on_redisearch_passes_against_a_server_with_the_module(run_suite
     result = run_suite("--store", SEARCH_STORE, "--redis", redis_stack.url())
     assert result.exit_code == 0, result.output
     assert result.summary["conformance_level"] == ("core+count-window+ttl+namespace+clear+bounded-storage"
-                                                   "+steady-appends+atomic-window")
-    # the memory-pressure scenarios run on a redis-server the suite starts from PATH, without the
-    # module: skipped, saying so, instead of stopping the run as a server without RediSearch would
-    own_server = [r for r in result.summary["results"] if r["group"] == "memory-pressure"]
+                                                   "+steady-appends+atomic-window+any-session-id")
+    # the memory-pressure and shared-database scenarios run on a redis-server the suite starts from PATH,
+    # without the module: skipped, saying so, instead of stopping the run as a server without RediSearch would
+    own_server = [r for r in result.summary["results"] if r["group"] == "memory-pressure"
+                  or r["scenario"] == "test_a_shared_database_is_left_as_it_was"]
+    assert len(own_server) == 3, own_server
     assert own_server and all(r["outcome"] == "skipped" and "the redis-server the suite started for this "
                               "scenario" in r["message"] for r in own_server), own_server
