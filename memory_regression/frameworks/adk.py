@@ -94,6 +94,8 @@ class SessionServiceDriver:
                 session = await self.service.create_session(app_name=APP, user_id=USER, session_id=session_id)
             except AlreadyExistsError:   # another writer's first message created it meanwhile
                 session = await self._session(session_id)
+                if session is None:   # what exists is another id's: the service keyed this one otherwise
+                    raise
         for event in events:
             await self.service.append_event(session, event)
         await self.service.flush()

@@ -16,6 +16,7 @@ expects system messages back as the user text they went in as, and says so."""
 import asyncio
 
 import redis
+from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.events.event import Event
 from google.genai import types
 from google_adk_redis import RedisMemorySessionService
@@ -96,3 +97,25 @@ def test_each_append_rewrites_the_whole_session_with_the_library_alone(redis_ser
 
     sent = asyncio.run(appends())
     assert sent[100] > 5 * sent[10], sent
+
+
+def test_a_padded_session_id_is_stripped_where_it_is_created_and_not_where_it_is_read_with_the_library_alone(
+        redis_server):
+    """test_every_session_id_keeps_its_own_history: ``create_session(' s2 ')`` keys the session
+    ``s2`` (it strips the id), ``get_session(' s2 ')`` looks for ``' s2 '`` and finds nothing: the
+    conversation is lost to the caller that keeps the id it gave, and it is session ``s2``'s; a second
+    ``create_session(' s2 ')`` raises AlreadyExistsError."""
+    async def pad():
+        service = RedisMemorySessionService(uri=redis_server.url(), share_cache=False)
+        session = await service.create_session(app_name="app", user_id="u", session_id=" s2 ")
+        await service.append_event(session, said("hello"))
+        padded = await service.get_session(app_name="app", user_id="u", session_id=" s2 ")
+        try:
+            await service.create_session(app_name="app", user_id="u", session_id=" s2 ")
+            again = None
+        except AlreadyExistsError as exc:
+            again = exc
+        return session.id, padded, await texts(service, "s2"), again
+
+    created, padded, stripped, again = asyncio.run(pad())
+    assert (created, padded, stripped) == ("s2", None, ["hello"]) and again is not None

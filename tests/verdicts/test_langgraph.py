@@ -76,6 +76,22 @@ def test_overlapping_runs_of_one_thread_fork_it_with_the_library_alone(redis_sta
         redis_stack.client().flushdb()   # the suite runs only on an empty database
 
 
+def test_a_thread_with_whitespace_around_its_id_outlives_delete_thread_with_the_library_alone(redis_stack):
+    """What test_clearing_one_session_leaves_every_other_whole finds: delete_thread(' alice ') returns,
+    and the thread still holds its message; delete_thread('a b') empties its own."""
+    saver, graph = checkpointed_graph(redis_stack.url())
+    try:
+        for thread_id in (" alice ", "a b"):
+            graph.invoke({"messages": [HumanMessage(f"hello from {thread_id!r}")]},
+                         {"configurable": {"thread_id": thread_id}})
+            saver.delete_thread(thread_id)
+        left = {thread_id: graph.get_state({"configurable": {"thread_id": thread_id}}).values.get("messages", [])
+                for thread_id in (" alice ", "a b")}
+        assert [message.content for message in left[" alice "]] == ["hello from ' alice '"] and left["a b"] == []
+    finally:
+        redis_stack.client().flushdb()   # the suite runs only on an empty database
+
+
 def test_every_checkpoint_holds_the_whole_history_with_the_library_alone(redis_stack):
     """Why the checkpointers' appends slow as the history grows (their steady-appends warnings): the
     latest checkpoint's document after 100 runs of one message each is about ten times what it is

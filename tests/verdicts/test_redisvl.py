@@ -8,6 +8,8 @@ alone, on Redis Stack:
 - ``messages``, the whole history, is a query of at most 1,000 results, oldest first: a longer
   session loses its newest messages, which are the ones a model needs;
 - ``clear()`` clears the index, so every session that shares it is emptied with its own;
+- the session tag is a search index's TAG, which matches in any letter case: sessions whose ids
+  differ only in case share a history;
 - a message keeps its role, content and tool_call_id but not its tool_calls: an assistant's tool
   calls are gone, and the tool results after them answer nothing.
 """
@@ -45,3 +47,11 @@ def test_an_assistants_tool_calls_are_not_kept(redis_stack):
     turn.add_message({"role": "tool", "content": "sunny", "tool_call_id": "call_1"})
     assistant, tool = turn.messages
     assert "tool_calls" not in assistant and tool["tool_call_id"] == "call_1"
+
+
+def test_sessions_whose_ids_differ_only_in_case_share_a_history(redis_stack):
+    """What test_every_session_id_keeps_its_own_history finds: ``Alice`` loads ``alice``'s message too."""
+    lower, upper = history(redis_stack, "alice", "cases"), history(redis_stack, "Alice", "cases")
+    lower.add_message({"role": "user", "content": "alice's"})
+    upper.add_message({"role": "user", "content": "Alice's"})
+    assert [message["content"] for message in upper.messages] == ["alice's", "Alice's"]
