@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import NODE_TEST_STORES, ROOT, assert_usage_error, require_node_stores
 from tests.corpus import BROKEN, TOKEN_ARGS, declared_cause
-from tests.stores import broken, compaction, faults
+from tests.stores import broken, compaction, faults, identity
 from tests.stores.libraries import KILLED, NODE_LIBRARY_STORES
 from tests.verdicts.test_corpus import SLOW_GROUPS
 
@@ -129,8 +129,9 @@ def test_a_langchain_js_redis_history_runs_natively_and_fails_where_the_library_
             "test_round_trip_keeps_role_content_and_order"} <= passed
 
 
-def alone(script: str, url: str, mode: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["node", script, url, mode], cwd=NODE_TEST_STORES, capture_output=True, text=True, timeout=60)
+def alone(script: str, url: str, *mode: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["node", script, url, *mode], cwd=NODE_TEST_STORES, capture_output=True, text=True,
+                          timeout=60)
 
 
 def test_the_langchain_js_failures_reproduce_with_the_library_alone(redis_server):
@@ -150,6 +151,27 @@ def test_the_langchain_community_failures_reproduce_with_the_library_alone(redis
     assert took and float(took[1]) > 10, down.stdout + down.stderr
     lost = alone("langchain_community_alone.mjs", redis_server.url(), "lost-reply")
     assert lost.stdout == "stored 2 times\n", lost.stdout + lost.stderr
+
+
+def test_mastra_deletes_other_threads_by_a_pattern_through_its_adapter(run_suite, tmp_path):
+    """Mastra's Redis storage through a thin adapter (tests/stores/node/mastra.mjs, until the suite binds
+    Mastra's memory), on the identity group: deleteThread('al*') deletes thread 'alice' and the others
+    its id matches as a pattern, and that delete walks the keyspace with SCAN; both failures say so."""
+    require_node_stores()
+    result = run_suite("--store", "mastra.mjs:MastraThreads", "--groups", "identity", cwd=NODE_TEST_STORES,
+                       report_dir=tmp_path / "reports")
+    messages = {f["scenario"]: f["message"] for f in result.summary["failures"]}
+    assert set(messages) == {identity.CLEARING, identity.SHARED_DATABASE}, result.output
+    assert re.match(r"clear\(session 'al\*'\) deleted session '[^']+' and \d+ more .*: the id reached a key pattern "
+                    r"\(KEYS, SCAN MATCH\) unescaped, and as a pattern 'al\*' matches", messages[identity.CLEARING])
+    assert re.match(r"the store ran SCAN [\d,]+ times? in its clear: SCAN walks the whole keyspace",
+                    messages[identity.SHARED_DATABASE]), messages
+
+
+def test_the_mastra_failure_reproduces_with_the_library_alone(redis_server):
+    """deleteThread('al*') with @mastra/redis alone: thread 'alice' loses its message too."""
+    deleted = alone("mastra_alone.mjs", redis_server.url())
+    assert deleted.stdout.splitlines() == ["alice: 0 messages", "al*: 0 messages"], deleted.stdout + deleted.stderr
 
 
 @pytest.mark.parametrize("twin", TWINS, ids=lambda twin: twin.__name__)
