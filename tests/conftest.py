@@ -135,6 +135,19 @@ def require_node_stores(node_here: bool = True) -> None:
                                         f"{directory.relative_to(ROOT)}")
 
 
+# the virtual environment of the libraries that need Python 3.12 (tests/py312-requirements.txt)
+PYTHON312 = ROOT / ".venv312" / "bin" / "python"
+
+
+def require_python312() -> str:
+    """The interpreter of .venv312, with tests/py312-requirements.txt installed: else unavailable, under
+    REQUIRE_PYTHON312."""
+    if not PYTHON312.is_file():
+        unavailable("REQUIRE_PYTHON312", "no .venv312: python3.12 -m venv .venv312 && .venv312/bin/pip install -r "
+                                         "tests/py312-requirements.txt")
+    return str(PYTHON312)
+
+
 def assert_usage_error(result, *phrases):
     assert result.exit_code == 2, result.output
     for phrase in phrases:
