@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Callable, Hashable, Sequence
+from typing import Callable, Hashable, Iterator, Sequence
 
 from .contract import Message
 
@@ -78,6 +78,8 @@ TRANSFORMS = (
     Transform("its braces are removed (a hash tag made of the id)", lambda s: s.replace("{", "").replace("}", "")),
     Transform("its separators (':', '|', '/') are made one", lambda s: re.sub(r"[:|/]", ":", s)),
     Transform("every character but letters and digits is removed", lambda s: "".join(c for c in s if c.isalnum())),
+    Transform("it is cut at its first '?' or '#' (put in a URL's path unquoted, the rest is the URL's query or "
+              "fragment)", lambda s: re.split(r"[?#]", s, maxsplit=1)[0]),
 )
 CUT_AT_LEAST = 64   # two ids that agree on this many characters, and differ after: cut short
 
@@ -156,14 +158,26 @@ Owner = Hashable   # whose history: a session id, or a tenant's (user, session)
 SHARED, READ_TOO, MOVED = "shared", "read too", "moved"   # how a history holds what was another's
 
 
-def mixed_up(appended: dict[Owner, list[Message]], loaded: dict[Owner, list[Message]],
-             name: Callable[[Owner], str], cause: Callable[[Owner, Owner, str], str]) -> tuple[Owner, str] | None:
-    """The first owner (in ``appended``'s order) whose loaded history holds another's messages, or
-    lacks its own that another's holds, and that in words: ``name(owner)`` names one,
-    ``cause(writer, reader, how)`` says why what was written as ``writer``'s is read as ``reader``'s
-    (``how``: SHARED, each loads the other's; READ_TOO, the reader loads the writer's, not the
-    reverse; MOVED, the writer's are loaded under the reader only). None when no history holds
-    another's messages (a history wrong otherwise is the caller's to tell)."""
+def mixed_up(appended: dict[Owner, list[Message]], loaded: dict[Owner, list[Message]], name: Callable[[Owner], str],
+             cause: Callable[[Owner, Owner, str], str | None], unknown: str) -> tuple[Owner, str] | None:
+    """An owner whose loaded history holds another's messages, or lacks its own that another's holds,
+    and that in words; None when no history holds another's messages (a history wrong otherwise is
+    the caller's to tell). ``name(owner)`` names one; ``cause(writer, reader, how)`` says why what was
+    written as ``writer``'s is read as ``reader``'s, where the ids show it, else None (``how``: SHARED,
+    each loads the other's; READ_TOO, the reader loads the writer's, not the reverse; MOVED, the
+    writer's are loaded under the reader only). Of the owners mixed up (in ``appended``'s order), the
+    first whose cause the ids show; else the first, with ``unknown`` for its cause."""
+    found = list(_mixes(appended, loaded, name))
+    for owner, writer, reader, how, text in found:
+        why = cause(writer, reader, how)
+        if why:
+            return owner, text + why
+    return (found[0][0], found[0][4] + unknown) if found else None
+
+
+def _mixes(appended: dict[Owner, list[Message]], loaded: dict[Owner, list[Message]],
+           name: Callable[[Owner], str]) -> Iterator[tuple[Owner, Owner, Owner, str, str]]:
+    """Per owner mixed up: (the owner told of, the writer, the reader, how, what was seen)."""
     origin = {message: owner for owner, messages in appended.items() for message in messages}
     for owner, messages in appended.items():
         history = loaded.get(owner)
@@ -173,31 +187,38 @@ def mixed_up(appended: dict[Owner, list[Message]], loaded: dict[Owner, list[Mess
         if foreign:
             other = foreign[0]
             if any(origin.get(m) == owner for m in loaded.get(other, ())):
-                return owner, (f"{name(owner)} and {name(other)} share a history: each loads the other's messages; "
-                               f"{cause(other, owner, SHARED)}")
-            if any(m not in loaded.get(other, ()) for m in history if origin.get(m) == other):
-                return _moved(other, owner, appended[other], loaded.get(other, []), name, cause)
-            return owner, (f"{name(owner)} loads the messages of {name(other)} too, though {name(other)} does not "
-                           f"load its: {cause(other, owner, READ_TOO)}")
+                yield owner, other, owner, SHARED, (f"{name(owner)} and {name(other)} share a history: each loads the "
+                                                    "other's messages; ")
+            elif any(m not in loaded.get(other, ()) for m in history if origin.get(m) == other):
+                yield other, other, owner, MOVED, _moved(other, owner, appended[other], loaded.get(other, []), name)
+            else:
+                yield owner, other, owner, READ_TOO, (f"{name(owner)} loads the messages of {name(other)} too, though "
+                                                      f"{name(other)} does not load its: ")
+            continue
         holder = next((other for other, held in loaded.items()
                        if other != owner and any(m in held for m in messages if m not in history)), None)
         if holder is not None:
-            return _moved(owner, holder, messages, history, name, cause)
-    return None
+            yield owner, owner, holder, MOVED, _moved(owner, holder, messages, history, name)
 
 
 def _moved(writer: Owner, reader: Owner, messages: list[Message], history: list[Message],
-           name: Callable[[Owner], str], cause: Callable[[Owner, Owner, str], str]) -> tuple[Owner, str]:
+           name: Callable[[Owner], str]) -> str:
     kept = sum(m in history for m in messages)
-    return writer, (f"what is appended under {name(writer)} is loaded under {name(reader)}, and {name(writer)} "
-                    f"loads {kept} of its {len(messages)}: {cause(writer, reader, MOVED)}")
+    return (f"what is appended under {name(writer)} is loaded under {name(reader)}, and {name(writer)} loads {kept} "
+            f"of its {len(messages)}: ")
+
+
+UNKNOWN_ID = ("the two ids become one key, and how the ids do not show (possible causes: the id is hashed, cut short, "
+              "or has a character replaced or dropped)")
+UNKNOWN_TENANT = ("the two become one key, and how the ids do not show (possible causes: the user id is left out of "
+                  "the key, or the two are joined without a separator that tells them apart)")
 
 
 def id_cause(written: str, read: str, how: str, apart: Sequence[str] = (),
-             mixed: Sequence[tuple[str, str]] = ()) -> str:
+             mixed: Sequence[tuple[str, str]] = ()) -> str | None:
     """Why what was appended under the id ``written`` loads under ``read`` (``how``, as :func:`mixed_up`
-    says), where the ids show it; ``apart`` and ``mixed``: the ids the store kept apart and the pairs it
-    mixed up, which rule changes out and in (:func:`key_causes`)."""
+    says), where the ids show it, else None; ``apart`` and ``mixed``: the ids the store kept apart and
+    the pairs it mixed up, which rule changes out and in (:func:`key_causes`)."""
     if how == READ_TOO:
         pattern = pattern_cause(read, written)
         if pattern:
@@ -205,10 +226,7 @@ def id_cause(written: str, read: str, how: str, apart: Sequence[str] = (),
     causes = key_causes(written, read, apart, mixed)
     where = (" where it is written, and not where it is read" if how == MOVED
              else " before the store tells ids apart (in a key, or a search index's query)")
-    if causes:
-        return said(causes, "the id is changed" + where)
-    return ("the two ids become one key, and how the ids do not show (possible causes: the id is hashed, cut "
-            "short, or has a character replaced or dropped)")
+    return said(causes, "the id is changed" + where) if causes else None
 
 
 def tenant_name(owner: tuple[str | None, str]) -> str:
@@ -216,15 +234,14 @@ def tenant_name(owner: tuple[str | None, str]) -> str:
     return f"session {session!r} of no user" if user is NO_USER else f"user {user!r}'s session {session!r}"
 
 
-def tenant_cause(written: tuple[str | None, str], read: tuple[str | None, str], how: str = SHARED) -> str:
-    """Why (user, session) ``written`` loads as ``read``: the separators their joins agree on."""
+def tenant_cause(written: tuple[str | None, str], read: tuple[str | None, str], how: str = SHARED) -> str | None:
+    """Why (user, session) ``written`` loads as ``read``: the separators their joins agree on; None if none."""
     joined = [sep for sep in SEPARATORS if _join(written, sep) == _join(read, sep)]
     if joined:
-        how = " or ".join(repr(sep) for sep in joined)
-        return (f"the user id and the session id are joined with {how} into one key, so that the two are one "
+        separators = " or ".join(repr(sep) for sep in joined)
+        return (f"the user id and the session id are joined with {separators} into one key, so that the two are one "
                 "conversation: each can read and delete the other's")
-    return ("the two become one key, and how the ids do not show (possible causes: the user id is left out of "
-            "the key, or the two are joined without a separator that tells them apart)")
+    return None
 
 
 def mixed_pairs(appended: dict[Owner, list[Message]], loaded: dict[Owner, list[Message]]) -> list[tuple]:

@@ -1,19 +1,26 @@
-"""Stores of libraries that need Python 3.12 (Strands Agents' session managers), run through
+"""Stores of libraries that need Python 3.12 (Strands Agents' session managers, Redis'
+agent-memory-server), run through
 tests/stores/py_program.py from the virtual environment .venv312 (tests/py312-requirements.txt), with
 thin adapters until the suite binds them: their identity defects, each shown with the library alone.
 
 Strands' Valkey session manager keeps a session in RedisJSON documents found by SCAN patterns made of
 the session id: ``delete_session('alice')`` deletes ``alice2`` too, and the session ``al*`` lists the
 messages of ``al``, ``alice`` and ``alice2``. It refuses ids holding ``:``, which is a warning.
+
+agent-memory-server keys a session's working memory ``working_memory:<user>:<session>`` and one of
+no user ``working_memory:<session>``: user ``bob``'s session ``s1`` and session ``bob:s1`` of no user
+are one key, each can read and delete the other's; and its client puts the session id in the URL's
+path unquoted, so ``al?`` is session ``al`` (``alice/2`` and a URL are not found: refusals, warned).
 """
 
 import re
 import subprocess
 
 from tests.conftest import ROOT, require_python312
-from tests.stores.identity import CLEARING, EVERY_ID
+from tests.stores.identity import CLEARING, EVERY_ID, TENANTS
 
 STRANDS = "tests/stores/py_program.py tests/stores/strands_sessions.py:StrandsValkeySession"
+AGENT_MEMORY = "tests/stores/py_program.py tests/stores/agent_memory.py:AgentMemorySessions"
 
 
 def test_strands_valkey_reads_and_deletes_other_sessions_by_a_pattern(run_suite, redis_stack):
@@ -25,7 +32,8 @@ def test_strands_valkey_reads_and_deletes_other_sessions_by_a_pattern(run_suite,
                     r"the load of 'al\*' reads keys by a pattern: the id reached a key pattern \(KEYS, SCAN MATCH\) "
                     r"unescaped", messages[EVERY_ID]), messages
     assert re.match(r"clear\(session 'alice'\) deleted session '[^']+' and \d+ more \(.*\): '[^']+' starts with "
-                    r"'alice': the keys are found by a pattern of the id and a trailing \*", messages[CLEARING]), messages
+                    r"'alice': the keys are found by a pattern of the id and a trailing \*",
+                    messages[CLEARING]), messages
     [refused] = [w["text"] for w in result.summary["warnings"]] or [r["warnings"][0]["text"] for r in
                                                                     result.summary["results"] if r["warnings"]]
     assert "'alice:2' (colon separator)" in refused and "session_id cannot contain ':'" in refused, refused
@@ -38,5 +46,29 @@ def test_the_strands_failures_reproduce_with_the_library_alone(redis_stack):
                               capture_output=True, text=True, timeout=120)
         assert done.stdout.splitlines() == ["al* lists: hi from al, hi from alice, hi from alice2", "left: al, al*"], (
             done.stdout + done.stderr)
+    finally:
+        redis_stack.client().flushdb()   # the suite runs only on an empty database
+
+
+def test_agent_memory_server_joins_user_and_session_into_one_key(run_suite, redis_stack):
+    python = require_python312()
+    result = run_suite("--store", f"cmd:{python} {AGENT_MEMORY}", "--redis", redis_stack.url(), "--groups",
+                       "identity")
+    messages = {f["scenario"]: f["message"] for f in result.summary["failures"]}
+    assert set(messages) == {EVERY_ID, TENANTS}, result.output
+    assert messages[EVERY_ID].endswith("it is cut at its first '?' or '#' (put in a URL's path unquoted, the rest is "
+                                       "the URL's query or fragment)"), messages
+    assert re.search(r"loads the messages of user 'bob''s session 'x:s1' too, .*: the user id and the session id "
+                     r"are joined with ':' into one key", messages[TENANTS]), messages
+
+
+def test_the_agent_memory_server_failure_reproduces_with_the_library_alone(redis_stack):
+    python = require_python312()
+    try:
+        done = subprocess.run([python, "-W", "ignore", "tests/stores/agent_memory_alone.py", redis_stack.url()],
+                              cwd=ROOT, capture_output=True, text=True, timeout=180)
+        assert done.stdout.splitlines()[-2:] == ["bob's s1 reads: no user's bob:s1",
+                                                 "bob:s1 of no user after deleting bob's s1: none"], (
+            done.stdout + done.stderr[-3000:])
     finally:
         redis_stack.client().flushdb()   # the suite runs only on an empty database
