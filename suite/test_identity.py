@@ -179,12 +179,12 @@ def test_clearing_one_session_leaves_every_other_whole(stores, keyspace, finding
     appended, refused = write_turns(owners, add, store.load, id_mix, id_name,   # the scenario above judges appends
                                     may_refuse=lambda label, turn: label not in PLAIN_LABELS)
     if refused:
-        findings.note(f"{ids(len(refused))} whose appends raised are left out (the scenario above judges them): "
+        findings.note(f"left out, their appends having raised (the scenario above judges them): "
                       f"{labelled(list(refused))}")
     # loaded twice: an id whose load changes what it loads next would look damaged by the next clear
     apart = [sid for sid in appended if store.load(sid) == appended[sid] == store.load(sid)]
     if len(apart) < len(appended):
-        findings.note(f"{ids(len(appended) - len(apart))} that do not load their own history, twice, are left out: "
+        findings.note("left out, not loading their own history twice in a row: "
                       f"{labelled([sid for sid in appended if sid not in apart])}")
     for sid in apart:
         store.clear(sid)

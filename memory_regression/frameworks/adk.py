@@ -6,7 +6,8 @@ The suite drives it as ADK's ``Runner`` does, with no model, all calls async: ap
 session (``get_session``, ``create_session`` when there is none, as a runner with
 ``auto_create_session`` does) and appends each message as an event (``append_event``), then
 ``flush``; load is the session's ``events``; clear is ``delete_session``. Every session is of one
-app and one user (:data:`APP`, :data:`USER`).
+app (:data:`APP`) and of the user the contract's ``user_id`` names (:class:`ForUser`): the service is
+a store with tenants.
 
 A message becomes an event as a runner writes them: a user message is authored by ``user``, its
 content ``google.genai`` ``Content(role="user")`` with a text part; an assistant message is the
@@ -22,7 +23,9 @@ from the contract's ``redis_url`` and ``ttl``, as its ``uri`` and ``expire``.
 
 from __future__ import annotations
 
+import inspect
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from . import Framework, Methods, built_from_contract, subclass_of
@@ -76,14 +79,35 @@ def decode(history: Any) -> list[dict]:
 SHARE_CACHE = {"share_cache": False}
 
 
-class SessionServiceDriver:
-    """A session service driven as ADK's runner drives it."""
+@dataclass(frozen=True)
+class ForUser:
+    """A session service, and the user whose sessions the driver keeps in it."""
 
-    def __init__(self, service: Any):
-        self.service = service
+    service: Any
+    user_id: str
+
+
+def for_user(cls: type) -> Any:
+    """A factory of ``cls`` from the contract's ``redis_url`` and ``ttl`` (its ``uri`` and ``expire``) and
+    ``user_id``, the user its sessions are kept for: a store with tenants."""
+    build = built_from_contract(cls, {"redis_url": "uri", "ttl": "expire"}, fixed=SHARE_CACHE)
+
+    def tenant(*, user_id: str, **values: Any) -> ForUser:
+        return ForUser(build(**values), user_id)
+    signature = inspect.signature(build)
+    tenant.__signature__ = signature.replace(   # type: ignore[attr-defined]
+        parameters=[*signature.parameters.values(), inspect.Parameter("user_id", inspect.Parameter.KEYWORD_ONLY)])
+    return tenant
+
+
+class SessionServiceDriver:
+    """A session service driven as ADK's runner drives it, for one user (:class:`ForUser`)."""
+
+    def __init__(self, target: ForUser):
+        self.service, self.user = target.service, target.user_id
 
     async def _session(self, session_id: str) -> Any:
-        return await self.service.get_session(app_name=APP, user_id=USER, session_id=session_id)
+        return await self.service.get_session(app_name=APP, user_id=self.user, session_id=session_id)
 
     async def append(self, session_id: str, events: list) -> None:
         from google.adk.errors.already_exists_error import AlreadyExistsError
@@ -91,7 +115,7 @@ class SessionServiceDriver:
         session = await self._session(session_id)
         if session is None:
             try:
-                session = await self.service.create_session(app_name=APP, user_id=USER, session_id=session_id)
+                session = await self.service.create_session(app_name=APP, user_id=self.user, session_id=session_id)
             except AlreadyExistsError:   # another writer's first message created it meanwhile
                 session = await self._session(session_id)
                 if session is None:   # what exists is another id's: the service keyed this one otherwise
@@ -105,11 +129,9 @@ class SessionServiceDriver:
         return list(session.events) if session is not None else []
 
     async def clear(self, session_id: str) -> None:
-        await self.service.delete_session(app_name=APP, user_id=USER, session_id=session_id)
+        await self.service.delete_session(app_name=APP, user_id=self.user, session_id=session_id)
 
 
 FRAMEWORK = Framework("Google ADK session service", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("append", "load", "clear", append_takes_list=True),
-                      encode=encode, decode=decode, driver=lambda cls: SessionServiceDriver,
-                      constructor=lambda cls: built_from_contract(cls, {"redis_url": "uri", "ttl": "expire"},
-                                                                  fixed=SHARE_CACHE))
+                      encode=encode, decode=decode, driver=lambda cls: SessionServiceDriver, constructor=for_user)

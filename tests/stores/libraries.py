@@ -79,14 +79,15 @@ AGNO_WHY = ("known designs of agno that are bugs of a memory: each run is a key 
 ADK = "google_adk_redis:RedisMemorySessionService"
 ADK_FAILING = ("test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost",
                "test_store_reconnects_after_its_connections_are_killed", "test_a_restart_between_turns_loses_nothing",
-               "test_every_session_id_keeps_its_own_history")
+               "test_every_session_id_keeps_its_own_history", "test_tenants_keep_their_own_conversations")
 ADK_WHY = ("a bug of the service: it retries its watched transaction on WatchError, which redis-py raises also when "
            "the connection died during EXEC, after the transaction ran, so an append whose reply was lost is stored "
            "twice; "
            "a defect of its client library: the redis.asyncio client it builds (redis-py 8.1) fails once the server "
            "closed its connections (redis/redis-py#4252); create_session strips the session id and get_session "
            "does not, so what is appended under ' s2 ' belongs to session 's2', and ' s2 ' is lost to the caller "
-           "that keeps the id it gave; and each append reads and rewrites the whole session "
+           "that keeps the id it gave; it keys a session app:user:session, so user 'bob''s session 'x:s1' is user "
+           "'bob:x''s session 's1'; and each append reads and rewrites the whole session "
            "(tests/verdicts/test_adk.py shows each with ADK alone)")
 
 # redisvl's message history, run as it is on Redis Stack, one history per session (one index, named after the
@@ -162,7 +163,7 @@ LIBRARIES = {
     AGNO: ("agno database: append(session_id, [message, ...])", ["clear", "core", "namespace", "tool-calls", "ttl"],
            "none"),
     ADK: ("Google ADK session service: append(session_id, [message, ...])",
-          ["async", "clear", "core", "tool-calls", "ttl"], "none"),
+          ["async", "clear", "core", "tenants", "tool-calls", "ttl"], "none"),
     LANGCHAIN_REDIS: ("LangChain BaseChatMessageHistory: add_message(message)",
                       ["clear", "core", "namespace", "tool-calls", "ttl"], "none"),
 }

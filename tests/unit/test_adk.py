@@ -14,7 +14,7 @@ from memory_regression.adapter import StoreAdapter
 from memory_regression.binding import AppendForm
 from memory_regression.capabilities import Capability, detect
 from memory_regression.contract import Message
-from memory_regression.frameworks.adk import AGENT, SessionServiceDriver, decode, encode
+from memory_regression.frameworks.adk import AGENT, ForUser, SessionServiceDriver, decode, encode
 from tests.stores.libraries import ADK
 from tests.unit.test_frameworks import bound
 
@@ -24,16 +24,18 @@ RESULT = {"role": "tool", "content": "found", "tool_call_id": "call-1", "name": 
 
 
 def test_the_redis_service_binds_from_the_contracts_url_and_ttl_on_a_client_of_its_own():
-    """Named by its class, with nothing else: it claims the TTL (its expire) and clear, not a namespace
-    (its keys take no prefix), takes whole messages, async."""
+    """Named by its class, with nothing else: it claims the TTL (its expire), clear and tenants (the user
+    its sessions are kept for), not a namespace (its keys take no prefix), takes whole messages, async."""
     binding = bound(ADK)
-    assert binding.parameters == {"redis_url": ("redis_url",), "ttl": ("ttl",)}
+    assert binding.parameters == {"redis_url": ("redis_url",), "ttl": ("ttl",), "user_id": ("user_id",)}
     assert binding.append_form is AppendForm.MESSAGES and binding.codec.carries_fields and binding.is_async
-    assert detect(binding) >= {Capability.TTL, Capability.CLEAR, Capability.TOOL_CALLS, Capability.ASYNC}
+    assert detect(binding) >= {Capability.TTL, Capability.CLEAR, Capability.TOOL_CALLS, Capability.ASYNC,
+                               Capability.TENANTS}
     assert Capability.NAMESPACE not in detect(binding)
-    service = binding.factory(redis_url="redis://127.0.0.1:1/0", ttl=90)
-    assert service.expire == 90
-    assert service.cache is not binding.factory(redis_url="redis://127.0.0.1:1/0", ttl=90).cache
+    built = binding.factory(redis_url="redis://127.0.0.1:1/0", ttl=90, user_id="bob")
+    assert built.service.expire == 90 and built.user_id == "bob"
+    other = binding.factory(redis_url="redis://127.0.0.1:1/0", ttl=90, user_id="bob")
+    assert built.service.cache is not other.service.cache
 
 
 def test_messages_are_events_as_a_runner_writes_them_and_come_back_as_appended():
@@ -60,7 +62,7 @@ def test_appends_create_the_session_once_even_when_first_appends_overlap():
     """Two first appends at once: one creates the session, the other finds it created (ADK raises
     AlreadyExistsError to the second creator); both land, and clear deletes only that session."""
     async def scenario():
-        driver = SessionServiceDriver(InMemorySessionService())
+        driver = SessionServiceDriver(ForUser(InMemorySessionService(), "u"))
         await asyncio.gather(driver.append("s1", encode({"role": "user", "content": "one"})),
                              driver.append("s1", encode({"role": "user", "content": "two"})))
         await driver.append("s2", encode({"role": "user", "content": "other"}))

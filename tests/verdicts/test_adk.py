@@ -119,3 +119,16 @@ def test_a_padded_session_id_is_stripped_where_it_is_created_and_not_where_it_is
 
     created, padded, stripped, again = asyncio.run(pad())
     assert (created, padded, stripped) == ("s2", None, ["hello"]) and again is not None
+
+
+def test_a_user_and_a_session_joined_with_a_colon_meet_another_pair_with_the_library_alone(redis_server):
+    """test_tenants_keep_their_own_conversations: the service keys a session ``app:user:session``, so user
+    ``bob``'s session ``x:s1`` is user ``bob:x``'s session ``s1``: each reads the other's conversation."""
+    async def join():
+        service = RedisMemorySessionService(uri=redis_server.url(), share_cache=False)
+        session = await service.create_session(app_name="app", user_id="bob", session_id="x:s1")
+        await service.append_event(session, said("bob's"))
+        other = await service.get_session(app_name="app", user_id="bob:x", session_id="s1")
+        return [event.content.parts[0].text for event in other.events]
+
+    assert asyncio.run(join()) == ["bob's"]
