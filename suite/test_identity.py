@@ -24,7 +24,7 @@ import pytest
 
 from memory_regression.capabilities import Capability, Guarantee
 from memory_regression.contract import Message
-from memory_regression.diagnosis import HistoryMismatch, assert_history, diagnose
+from memory_regression.diagnosis import HistoryMismatch, assert_history
 from memory_regression.growth import timed
 from memory_regression.identities import (NO_USER, PLAIN_LABELS, SESSION_IDS, TENANT_PAIRS, UNKNOWN_ID,
                                           UNKNOWN_TENANT, id_cause, id_name, key_causes, labelled, mixed_pairs,
@@ -138,6 +138,12 @@ def test_every_session_id_keeps_its_own_history(stores, findings):
     assert_own_histories(appended, loaded, id_mix, id_name)
 
 
+def removed_from(messages: list, history: list) -> bool:
+    """Whether ``history`` is ``messages`` with some removed, the rest in order: what a clear can do to it."""
+    rest = iter(messages)
+    return len(history) < len(messages) and all(message in rest for message in history)
+
+
 def clear_cause(cleared: str, damaged: list[str], others: int) -> str:
     """Why clearing ``cleared`` reached the histories of ``damaged``, of ``others`` other ids that append
     and load keep apart, where the ids show it."""
@@ -186,7 +192,10 @@ def test_clearing_one_session_leaves_every_other_whole(stores, keyspace, finding
     if len(apart) < len(appended):
         findings.note("left out, not loading their own history twice in a row: "
                       f"{labelled([sid for sid in appended if sid not in apart])}")
+    judged, strayed = list(apart), []   # strayed: histories that changed as no clear changes one
     for sid in apart:
+        if sid not in judged:
+            continue
         store.clear(sid)
         remaining = store.load(sid)
         if remaining:
@@ -194,21 +203,29 @@ def test_clearing_one_session_leaves_every_other_whole(stores, keyspace, finding
                                   "messages: clear finds this id's keys otherwise than append and load do (possible "
                                   "causes: it changes or escapes the id on its own path, or looks the session up "
                                   "through a search index whose query does not match this id)", [], remaining)
-        damaged = {other: history for other in apart if other != sid
+        changed = {other: history for other in judged if other != sid
                    for history in [store.load(other)] if history != appended[other]}
+        damaged = {other: history for other, history in changed.items() if removed_from(appended[other], history)}
         if damaged:
             first, history = next(iter(damaged.items()))
-            what = "deleted" if not history else f"changed ({diagnose(appended[first], history, appended[first])})"
+            what = ("deleted" if not history else
+                    f"deleted {len(appended[first]) - len(history)} of the {len(appended[first])} messages of")
             others = labelled(list(damaged)[1:4]) + (", ..." if len(damaged) > 4 else "")
             more = f" and {len(damaged) - 1} more ({others})" if len(damaged) > 1 else ""
             raise HistoryMismatch(f"clear({id_name(sid)}) {what} {id_name(first)}{more}: "
-                                  f"{clear_cause(sid, list(damaged), len(apart) - 1)}", appended[first], history)
+                                  f"{clear_cause(sid, list(damaged), len(judged) - 1)}", appended[first], history)
         store.append_all(sid, appended[sid])   # written again: each clear runs beside every other id
-    for sid in apart:
+        strayed += [*changed, *([sid] if store.load(sid) != appended[sid] else [])]
+        judged = [other for other in judged if other not in strayed]
+    if strayed:
+        findings.note("left out, loading otherwise than appended where a clear, which only deletes, does not explain "
+                      "it (written again, or beside another's clear; test_many_fast_appends_keep_order and "
+                      f"test_loading_twice_changes_nothing judge a history's order and loads): {labelled(strayed)}")
+    for sid in judged:
         store.clear(sid)
     present = set(keyspace.keys())
-    left = {sid: sorted(own_keys.get(sid, set()) & present) for sid in apart}
-    leaving = [sid for sid in apart if left[sid]]
+    left = {sid: sorted(own_keys.get(sid, set()) & present) for sid in judged}
+    leaving = [sid for sid in judged if left[sid]]
     plain = {sid for label, sid in SESSION_IDS if label in PLAIN_LABELS}
     if leaving and plain & set(leaving):
         findings.note(f"clear leaves keys of plain ids too ({', '.join(left[next(iter(plain & set(leaving)))])}): "
