@@ -235,7 +235,11 @@ def tenant_name(owner: tuple[str | None, str]) -> str:
 
 
 def tenant_cause(written: tuple[str | None, str], read: tuple[str | None, str], how: str = SHARED) -> str | None:
-    """Why (user, session) ``written`` loads as ``read``: the separators their joins agree on; None if none."""
+    """Why (user, session) ``written`` loads as ``read``: the user left out of the key (one session id, two
+    users), or the separators their joins agree on; None if neither."""
+    if written[1] == read[1] and written[0] != read[0]:
+        return ("the same session id under two users is one conversation: the user id is left out of the key (kept "
+                "beside the session, or filtered on, not part of its key)")
     joined = [sep for sep in SEPARATORS if _join(written, sep) == _join(read, sep)]
     if joined:
         separators = " or ".join(repr(sep) for sep in joined)

@@ -113,6 +113,28 @@ def built_from_contract(cls: type, names: dict[str, str], convert: dict[str, Cal
     return build
 
 
+@dataclass(frozen=True)
+class ForUser:
+    """A framework's store, and the user whose sessions its driver keeps in it (the contract's ``user_id``):
+    a framework whose calls take a user beside the session is a store with tenants."""
+
+    service: Any
+    user_id: str | None
+
+
+def for_user(build: Callable[..., Any], default: str | None = None, optional: bool = False) -> Callable[..., ForUser]:
+    """``build`` (:func:`built_from_contract`'s factory) taking the contract's ``user_id`` too, which a
+    driver reads from the :class:`ForUser` it is given: required, or ``optional`` with ``default``."""
+    def tenant(*, user_id: str | None = default, **values: Any) -> ForUser:
+        return ForUser(build(**values), user_id)
+    signature = inspect.signature(build)
+    tenant.__signature__ = signature.replace(   # type: ignore[attr-defined]
+        parameters=[*signature.parameters.values(),
+                    inspect.Parameter("user_id", inspect.Parameter.KEYWORD_ONLY,
+                                      default=default if optional else inspect.Parameter.empty)])
+    return tenant
+
+
 def agent_memory(target: Any, agent: str, member: str, base: str, fix: str) -> Any:
     """The memory of an agent its factory built (``target.member``, a ``base``), which says how to
     drive the agent, or a usage error saying what to fix: ``agent`` names the kind of agent, ``fix``

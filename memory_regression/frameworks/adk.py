@@ -6,8 +6,8 @@ The suite drives it as ADK's ``Runner`` does, with no model, all calls async: ap
 session (``get_session``, ``create_session`` when there is none, as a runner with
 ``auto_create_session`` does) and appends each message as an event (``append_event``), then
 ``flush``; load is the session's ``events``; clear is ``delete_session``. Every session is of one
-app (:data:`APP`) and of the user the contract's ``user_id`` names (:class:`ForUser`): the service is
-a store with tenants.
+app (:data:`APP`) and of the user the contract's ``user_id`` names (:class:`~.ForUser`): the service
+is a store with tenants.
 
 A message becomes an event as a runner writes them: a user message is authored by ``user``, its
 content ``google.genai`` ``Content(role="user")`` with a text part; an assistant message is the
@@ -23,12 +23,10 @@ from the contract's ``redis_url`` and ``ttl``, as its ``uri`` and ``expire``.
 
 from __future__ import annotations
 
-import inspect
 import json
-from dataclasses import dataclass
 from typing import Any
 
-from . import Framework, Methods, built_from_contract, subclass_of
+from . import Framework, ForUser, Methods, built_from_contract, for_user, subclass_of
 
 BASE = "google.adk.sessions.base_session_service:BaseSessionService"
 APP, USER, AGENT = "memory_regression", "user", "assistant_agent"
@@ -79,27 +77,6 @@ def decode(history: Any) -> list[dict]:
 SHARE_CACHE = {"share_cache": False}
 
 
-@dataclass(frozen=True)
-class ForUser:
-    """A session service, and the user whose sessions the driver keeps in it."""
-
-    service: Any
-    user_id: str
-
-
-def for_user(cls: type) -> Any:
-    """A factory of ``cls`` from the contract's ``redis_url`` and ``ttl`` (its ``uri`` and ``expire``) and
-    ``user_id``, the user its sessions are kept for: a store with tenants."""
-    build = built_from_contract(cls, {"redis_url": "uri", "ttl": "expire"}, fixed=SHARE_CACHE)
-
-    def tenant(*, user_id: str, **values: Any) -> ForUser:
-        return ForUser(build(**values), user_id)
-    signature = inspect.signature(build)
-    tenant.__signature__ = signature.replace(   # type: ignore[attr-defined]
-        parameters=[*signature.parameters.values(), inspect.Parameter("user_id", inspect.Parameter.KEYWORD_ONLY)])
-    return tenant
-
-
 class SessionServiceDriver:
     """A session service driven as ADK's runner drives it, for one user (:class:`ForUser`)."""
 
@@ -134,4 +111,6 @@ class SessionServiceDriver:
 
 FRAMEWORK = Framework("Google ADK session service", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("append", "load", "clear", append_takes_list=True),
-                      encode=encode, decode=decode, driver=lambda cls: SessionServiceDriver, constructor=for_user)
+                      encode=encode, decode=decode, driver=lambda cls: SessionServiceDriver,
+                      constructor=lambda cls: for_user(built_from_contract(cls, {"redis_url": "uri", "ttl": "expire"},
+                                                                           fixed=SHARE_CACHE)))

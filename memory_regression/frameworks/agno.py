@@ -14,14 +14,16 @@ and out as agno's ``Message`` fields, which are chat-completions' (``role``, ``c
 agent writes its system prompt afresh each run, so a later one is no history.
 
 Named by its class (``--store agno.db.redis:RedisDb``), the database is built from the contract's
-``redis_url``, ``namespace`` and ``ttl``, as its ``db_url``, ``db_prefix`` and ``expire``.
+``redis_url``, ``namespace`` and ``ttl``, as its ``db_url``, ``db_prefix`` and ``expire``, and driven
+for the contract's ``user_id`` (none where it is not given: agno's own default), which its reads and
+deletes filter by and its sessions carry: a store with tenants.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from . import Framework, HistoryRule, Methods, built_from_contract, subclass_of
+from . import Framework, ForUser, HistoryRule, Methods, built_from_contract, for_user, subclass_of
 
 BASE = "agno.db.base:BaseDb"
 AGENT_ID = "memory-regression"    # the agent whose runs the suite's appends are
@@ -42,11 +44,13 @@ class SessionDriver:
     """An agno database driven as an agent's runs save to it and replay from it: each append one run."""
 
     def __init__(self, db: Any, agent_id: str = AGENT_ID):
-        self.db, self.agent_id = db, agent_id
+        # a database bound from the contract comes for a user (ForUser: none, an agent's without one)
+        self.db, self.user_id = (db.service, db.user_id) if isinstance(db, ForUser) else (db, None)
+        self.agent_id = agent_id
 
     def _session(self, session_id: str) -> Any:
         from agno.db.base import SessionType
-        return self.db.get_session(session_id, SessionType.AGENT)
+        return self.db.get_session(session_id, SessionType.AGENT, user_id=self.user_id)
 
     def _run_for(self, session: Any, messages: list) -> Any:
         """The run that holds ``messages``: a new one."""
@@ -64,18 +68,20 @@ class SessionDriver:
         from agno.session._utils import resolve_run_index
 
         session = self._session(session_id) or AgentSession(session_id=session_id, agent_id=self.agent_id,
-                                                            session_data={}, created_at=int(time.time()))
+                                                            user_id=self.user_id, session_data={},
+                                                            created_at=int(time.time()))
         run = self._run_for(session, messages)
         session.upsert_run(run=run)
         self.db.upsert_session(session)
-        self.db.upsert_run(run=run, session_id=session_id, run_index=resolve_run_index(session, run))
+        self.db.upsert_run(run=run, session_id=session_id, user_id=self.user_id,
+                           run_index=resolve_run_index(session, run))
 
     def load(self, session_id: str) -> list:
         session = self._session(session_id)
         return session.get_messages() if session is not None else []
 
     def clear(self, session_id: str) -> None:
-        self.db.delete_session(session_id)
+        self.db.delete_session(session_id, user_id=self.user_id)
 
 
 def one_system_prompt(appended: list) -> list:
@@ -91,6 +97,6 @@ ONE_SYSTEM_PROMPT = HistoryRule(
 FRAMEWORK = Framework("agno database", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("append", "load", "clear", append_takes_list=True),
                       encode=encode, decode=decode, driver=lambda cls: SessionDriver,
-                      constructor=lambda cls: built_from_contract(
-                          cls, {"redis_url": "db_url", "namespace": "db_prefix", "ttl": "expire"}),
+                      constructor=lambda cls: for_user(built_from_contract(
+                          cls, {"redis_url": "db_url", "namespace": "db_prefix", "ttl": "expire"}), optional=True),
                       history_rule=ONE_SYSTEM_PROMPT)

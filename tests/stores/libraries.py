@@ -66,11 +66,14 @@ CHECKPOINTS = ("a known design: every checkpoint holds the whole history, so app
 AGNO = "agno.db.redis:RedisDb"
 AGNO_FAILING = ("test_active_session_outlives_its_ttl", "test_append_refreshes_ttl",
                 "test_idle_session_disappears_completely", "test_every_key_has_ttl_within_configured",
-                "test_store_raises_when_the_server_is_down", "test_eviction_leaves_sessions_whole_or_gone")
+                "test_store_raises_when_the_server_is_down", "test_eviction_leaves_sessions_whole_or_gone",
+                "test_tenants_keep_their_own_conversations")
 AGNO_WHY = ("known designs of agno that are bugs of a memory: each run is a key of its own, whose TTL later runs do "
             "not refresh (an active session loses its oldest messages) and which eviction removes alone; its index "
             "sets get no TTL; a read that fails is taken for a session that does not exist (the run goes on from an "
-            "empty history); and each append reads every earlier run again. Its single system prompt per session "
+            "empty history); a session is keyed by its id alone, its user kept beside it, so one user's session "
+            "s1 goes into another's; and each append reads every earlier run again. Its single system prompt per "
+            "session "
             "is its rule, not a failure (tests/verdicts/test_agno.py shows each with agno alone)")
 
 # Google ADK's Redis session service (google-adk-redis), run as it is: its failures are its own and its client
@@ -160,8 +163,8 @@ LIBRARIES = {
                       "core+ttl+tool-calls+async+bounded-storage+any-session-id"),
     LANGGRAPH_SHALLOW: (CHECKPOINTER, ["clear", "core", "tool-calls", "ttl"],
                         "core+ttl+tool-calls+bounded-storage+any-session-id"),
-    AGNO: ("agno database: append(session_id, [message, ...])", ["clear", "core", "namespace", "tool-calls", "ttl"],
-           "none"),
+    AGNO: ("agno database: append(session_id, [message, ...])",
+           ["clear", "core", "namespace", "tenants", "tool-calls", "ttl"], "none"),
     ADK: ("Google ADK session service: append(session_id, [message, ...])",
           ["async", "clear", "core", "tenants", "tool-calls", "ttl"], "none"),
     LANGCHAIN_REDIS: ("LangChain BaseChatMessageHistory: add_message(message)",

@@ -26,14 +26,17 @@ TOOL_CALL = {"id": "call-1", "type": "function", "function": {"name": "lookup", 
 
 def test_redis_db_binds_from_the_contracts_url_namespace_and_ttl():
     """Named by its class, with nothing else: it claims the TTL (its expire), a namespace (its
-    db_prefix) and clear, and takes whole messages."""
+    db_prefix), clear and tenants (the user its sessions are kept for: none unless given), and takes
+    whole messages."""
     binding = bound(AGNO)
-    assert binding.parameters == {"redis_url": ("redis_url",), "namespace": ("namespace",), "ttl": ("ttl",)}
+    assert binding.parameters == {"redis_url": ("redis_url",), "namespace": ("namespace",), "ttl": ("ttl",),
+                                  "user_id": ("user_id",)}
     assert binding.append_form is AppendForm.MESSAGES and binding.codec.carries_fields
     assert not binding.is_async and binding.history_rule is ONE_SYSTEM_PROMPT
-    assert detect(binding) >= {Capability.TTL, Capability.NAMESPACE, Capability.CLEAR, Capability.TOOL_CALLS}
-    db = binding.factory(redis_url="redis://127.0.0.1:1/0", namespace="mr:abc:", ttl=90)
-    assert (db.db_prefix, db.expire) == ("mr:abc:", 90)
+    assert detect(binding) >= {Capability.TTL, Capability.NAMESPACE, Capability.CLEAR, Capability.TOOL_CALLS,
+                               Capability.TENANTS}
+    built = binding.factory(redis_url="redis://127.0.0.1:1/0", namespace="mr:abc:", ttl=90)
+    assert (built.service.db_prefix, built.service.expire, built.user_id) == ("mr:abc:", 90, None)
 
 
 def test_messages_go_in_as_agnos_and_come_back_with_their_tool_calls():

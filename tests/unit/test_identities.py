@@ -60,7 +60,9 @@ def test_the_causes_read_as_the_evidence_allows():
     assert id_cause("x1", "y2", SHARED) is None
     assert tenant_cause(("bob", "s1"), (None, "bob:s1")).startswith(
         "the user id and the session id are joined with ':' into one key")
-    assert tenant_cause(("bob", "s1"), ("carol", "s1")) is None
+    assert tenant_cause(("bob", "s1"), ("carol", "s1")).startswith("the same session id under two users is one "
+                                                                    "conversation: the user id is left out of the key")
+    assert tenant_cause(("bob", "s1"), ("carol", "s2")) is None
 
 
 def test_of_the_owners_mixed_up_the_first_whose_cause_the_ids_show_is_told():

@@ -10,7 +10,9 @@ shown here with agno alone, through the agent's own storing code (``read_or_crea
   goes on from an empty history;
 - a session is the session key and one key per run, so eviction removes some runs of a session and
   leaves the rest;
-- each run reads every earlier run of the session again, so appends slow as it grows.
+- each run reads every earlier run of the session again, so appends slow as it grows;
+- a session is keyed by its id alone, its user only kept beside it: user ``carol``'s session ``s1``
+  goes into user ``bob``'s, which then holds her messages, and she reads none.
 
 What agno does by design, keeping one system prompt per session, is no failure: the round trip
 names it in a note."""
@@ -21,6 +23,7 @@ import time
 from agno.agent import Agent
 from agno.agent._run import persist_run_in_session
 from agno.agent._storage import read_or_create_session
+from agno.db.base import SessionType
 from agno.db.redis import RedisDb
 from agno.models.message import Message
 from agno.run.agent import RunOutput
@@ -46,9 +49,9 @@ def agent_on(url, **options):
     return Agent(db=RedisDb(db_url=url, db_prefix="alone", **options), id="alone")
 
 
-def run_turn(agent, session_id, text):
+def run_turn(agent, session_id, text, user_id=None):
     """What an agent's run stores once the model has answered: the run, in the session."""
-    session = read_or_create_session(agent, session_id)
+    session = read_or_create_session(agent, session_id, user_id)
     run = RunOutput(run_id=f"run-{text}", agent_id=agent.id, session_id=session_id, status=RunStatus.completed,
                     messages=[Message(role="user", content=text), Message(role="assistant", content=f"re: {text}")])
     persist_run_in_session(agent, run, session)
@@ -110,3 +113,15 @@ def test_each_run_reads_every_earlier_run_with_the_library_alone(redis_server):
         if runs in (10, 100):
             gets[runs] = client.info("commandstats")["cmdstat_get"]["calls"] - before
     assert gets[100] - gets[10] == 90, gets
+
+
+def test_two_users_sessions_of_one_id_are_one_with_the_library_alone(redis_server):
+    """test_tenants_keep_their_own_conversations: bob's run in session s1, then carol's: bob's session
+    replays both, carol's reads as none."""
+    agent = agent_on(redis_server.url())
+    run_turn(agent, "s1", "bob's", user_id="bob")
+    run_turn(agent, "s1", "carol's", user_id="carol")
+    sessions = {user: agent.db.get_session("s1", SessionType.AGENT, user_id=user) for user in ("bob", "carol")}
+    assert sorted(message.content for message in sessions["bob"].get_messages()) == [
+        "bob's", "carol's", "re: bob's", "re: carol's"]
+    assert sessions["carol"] is None
