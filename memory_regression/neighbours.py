@@ -12,10 +12,16 @@ every server the suite starts (:data:`.servers.FORBIDDEN_COMMANDS`), so that it 
 
 from __future__ import annotations
 
+import functools
+import statistics
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import redis
+
+from .contract import Message
+from .growth import timed
 
 FOREIGN_KEYS = 50_000
 FOREIGN_PREFIX = "{neighbour}:"
@@ -26,6 +32,8 @@ CHUNK = 1_000              # keys per EXISTS
 MSET_CHUNK = 5_000         # keys per MSET, where DEBUG POPULATE is not allowed
 # commands that walk or count the whole keyspace, with what they do there
 KEYSPACE_COMMANDS = {"scan": "walks", "keys": "walks", "randomkey": "picks from", "dbsize": "counts"}
+LIFE_SAMPLES = (5, 20)   # appends and loads timed in each phase of a store's life: at least, at most
+LIFE_BUDGET_S = 0.5      # past the least, a phase's sampling stops once this much time has passed
 
 
 @dataclass
@@ -112,3 +120,27 @@ def walked(calls: dict[str, dict[str, int]]) -> str:
     names = sorted({name for counts in calls.values() for name in counts}, key=list(KEYSPACE_COMMANDS).index)
     return (", ".join(said) + ": " + "; ".join(f"{name.upper()} {KEYSPACE_COMMANDS[name]} the whole keyspace"
                                                 for name in names))
+
+
+def timed_life(store: Any, floor: redis.Redis, session: str) -> dict[str, tuple[float, float]]:
+    """Appends and loads of ``session``, each timed beside the raw Redis floor (an RPUSH and an LRANGE
+    of the suite's on the same server): the medians of the store's and of the floor's, by operation."""
+    samples: dict[str, tuple[list[float], list[float]]] = {"append": ([], []), "load": ([], [])}
+    floor_key, started = f"floor:{session}", time.perf_counter()
+    low, high = LIFE_SAMPLES
+    for index in range(high):
+        if index >= low and time.perf_counter() - started > LIFE_BUDGET_S:
+            break
+        message = Message("user" if index % 2 == 0 else "assistant", f"{session} {index + 1}")
+        samples["append"][0].append(timed(functools.partial(store.add, session, message)))
+        samples["append"][1].append(timed(functools.partial(floor.rpush, floor_key, message.content)))
+        samples["load"][0].append(timed(functools.partial(store.load, session)))
+        samples["load"][1].append(timed(functools.partial(floor.lrange, floor_key, 0, -1)))
+    floor.delete(floor_key)
+    return {name: (statistics.median(own), statistics.median(raw)) for name, (own, raw) in samples.items()}
+
+
+def life_text(times: dict[str, tuple[float, float]]) -> str:
+    """:func:`timed_life`'s medians in words, each against the floor."""
+    return ", ".join(f"an {name} {own * 1000:.3f} ms ({own / raw:.1f}× the floor)" if name == "append" else
+                     f"a {name} {own * 1000:.3f} ms ({own / raw:.1f}×)" for name, (own, raw) in times.items())

@@ -13,112 +13,20 @@ may refuse an id it does not support by raising at its first append: that is a w
 keys became one where the ids show it ("it is folded to one letter case"); where they fit several
 causes it lists them.
 """
-
 from __future__ import annotations
-
-import functools
-import statistics
-import time
 
 import pytest
 
-from memory_regression.capabilities import Capability, Guarantee
-from memory_regression.contract import Message
-from memory_regression.diagnosis import HistoryMismatch, assert_history
-from memory_regression.growth import timed
-from memory_regression.identities import (NO_USER, PLAIN_LABELS, SESSION_IDS, TENANT_PAIRS, UNKNOWN_ID,
-                                          UNKNOWN_TENANT, id_cause, id_name, key_causes, labelled, mixed_pairs,
-                                          mixed_up, pattern_cause, said, tenant_cause, tenant_name)
-from memory_regression.neighbours import SharedDatabase, walked
+from memory_regression.capabilities import Capability
+from memory_regression.clearing import clear_each, keys_left
+from memory_regression.diagnosis import HistoryMismatch
+from memory_regression.identities import (NO_USER, PLAIN_LABELS, SESSION_IDS, TENANT_PAIRS, UNKNOWN_TENANT, id_name,
+                                          labelled, tenant_cause, tenant_name)
+from memory_regression.neighbours import SharedDatabase, life_text, timed_life, walked
+from memory_regression.owners import assert_own_histories, id_mix, ids_written, tenant_mix, write_turns
 
-TURNS = 2
-
-
-def ids(count: int) -> str:
-    return f"{count} id{'' if count == 1 else 's'}"
-
-
-def turns(label: str) -> list[Message]:
-    """What is appended under one id: a user turn and a reply, each naming the id's label."""
-    return [Message("user" if turn % 2 == 0 else "assistant", f"{label}: turn {turn + 1}") for turn in range(TURNS)]
-
-
-def id_mix(appended: dict, loaded: dict):
-    """:func:`mixed_up` of session ids, the ids the store kept apart and the pairs it mixed up its evidence."""
-    apart = [sid for sid in appended if loaded.get(sid) == appended[sid]]
-    return mixed_up(appended, loaded, id_name,
-                    functools.partial(id_cause, apart=apart, mixed=mixed_pairs(appended, loaded)), UNKNOWN_ID)
-
-
-def tenant_mix(appended: dict, loaded: dict):
-    """:func:`mixed_up` of (user, session) pairs."""
-    return mixed_up(appended, loaded, tenant_name, tenant_cause, UNKNOWN_TENANT)
-
-
-def write_turns(owners: dict, add, load, mix, name, may_refuse=lambda label, turn: False) -> tuple[dict, dict]:
-    """Append :func:`turns` under each owner (owner -> label), interleaved turn by turn, with
-    ``add(owner, message)``, which returns the message as the store should give it back. An owner
-    whose append of ``turn`` raises is refused (its exception, as text) where ``may_refuse(label,
-    turn)``, else the scenario fails, with what the loads show of it (:func:`raised_after`).
-    Returns (appended per owner taken, refused)."""
-    appended = {owner: [] for owner in owners}
-    refused: dict = {}
-    for turn in range(TURNS):
-        for owner, label in owners.items():
-            if owner in refused:
-                continue
-            message = turns(label)[turn]
-            try:
-                given_back = add(owner, message)   # as a correct store of its shape gives it back
-            except Exception as exc:
-                if may_refuse(label, turn):
-                    refused[owner] = f"{type(exc).__name__}: {exc}"[:200]
-                    continue
-                written = {other: messages for other, messages in appended.items() if messages}
-                raised_after(exc, f"append {turn + 1} under {name(owner)}", written, load, mix)
-            appended[owner].append(given_back)
-    return {owner: messages for owner, messages in appended.items() if owner not in refused}, refused
-
-
-def raised_after(exc: Exception, call: str, appended: dict, load, mix) -> None:
-    """Raise for ``call``, which raised ``exc`` after the appends of ``appended`` returned: where loading
-    them shows a history mixed up with another (:func:`mixed_up`, by ``mix``), a failure saying both,
-    else ``exc`` itself."""
-    try:
-        loaded = {owner: load(owner) for owner in appended}
-    except Exception:
-        raise exc from None
-    found = mix(appended, loaded)
-    if found is None:
-        raise exc
-    owner, text = found
-    raised = f"{type(exc).__name__}: {str(exc)[:200].rstrip('.')}"
-    raise HistoryMismatch(f"{call} raised {raised}, after the appends before it returned; {text}", appended[owner],
-                          loaded[owner]) from exc
-
-
-def ids_written(store, findings) -> tuple[dict, dict]:
-    """Every id of SESSION_IDS written with its turns, those refused warned of; returns (appended, loaded)."""
-    owners = {sid: label for label, sid in SESSION_IDS}
-    appended, refused = write_turns(owners, store.add, store.load, id_mix, id_name,
-                                    may_refuse=lambda label, turn: turn == 0 and label not in PLAIN_LABELS)
-    if refused:
-        first = next(iter(refused))
-        findings.warn(Guarantee.ANY_SESSION_ID,
-                      f"the store refused {len(refused)} of the {len(SESSION_IDS)} session ids at their first append: "
-                      f"{labelled(list(refused))}; the first raised {refused[first]}")
-    return appended, {sid: store.load(sid) for sid in appended}
-
-
-def assert_own_histories(appended: dict, loaded: dict, mix, name) -> None:
-    """Each owner loads exactly what was appended under it: the first that does not fails, named with
-    the owner whose messages it holds or lost, where one does (``mix``: :func:`mixed_up`)."""
-    found = mix(appended, loaded)
-    if found:
-        owner, text = found
-        raise HistoryMismatch(text, appended[owner], loaded[owner])
-    for owner, messages in appended.items():
-        assert_history(messages, loaded[owner], messages, context=f"{name(owner)}: ")
+SHARED_REAL_SERVER = ("a redis-server of the scenario's own, whose INFO commandstats counts the store's commands "
+                      "alone")
 
 
 @pytest.mark.guarantees("any-session-id")
@@ -138,29 +46,6 @@ def test_every_session_id_keeps_its_own_history(stores, findings):
     assert_own_histories(appended, loaded, id_mix, id_name)
 
 
-def removed_from(messages: list, history: list) -> bool:
-    """Whether ``history`` is ``messages`` with some removed, the rest in order: what a clear can do to it."""
-    rest = iter(messages)
-    return len(history) < len(messages) and all(message in rest for message in history)
-
-
-def clear_cause(cleared: str, damaged: list[str], others: int) -> str:
-    """Why clearing ``cleared`` reached the histories of ``damaged``, of ``others`` other ids that append
-    and load keep apart, where the ids show it."""
-    if len(damaged) == others:
-        return (f"it reached every other session (all {others}): clear empties more than the session it is given "
-                "(every session of the store, of its namespace or of its search index)")
-    patterns = [pattern_cause(cleared, other) for other in damaged]
-    if all(patterns):
-        return patterns[0]
-    causes = [cause for cause in key_causes(cleared, damaged[0]) if all(cause in key_causes(cleared, other)
-                                                                         for other in damaged)]
-    if causes:
-        return said(causes, "the id is changed where clear builds its keys, and not where append and load do")
-    return ("how, the ids do not show (possible causes: clear deletes by a pattern, or a key the sessions share, as "
-            "an index of sessions)")
-
-
 @pytest.mark.requires("clear")
 def test_clearing_one_session_leaves_every_other_whole(stores, keyspace, findings):
     """Every id of SESSION_IDS is written, noting the keys each one's appends made; then, of the ids
@@ -174,66 +59,33 @@ def test_clearing_one_session_leaves_every_other_whole(stores, keyspace, finding
     (case-folded, stripped) where append and load do not; or, for the keys left, clear builds the
     key of a companion (metadata, an index entry) otherwise than append does, for ids of that shape."""
     store = stores.new()
-    owners = {sid: label for label, sid in SESSION_IDS}
     own_keys: dict[str, set[str]] = {}
 
-    def add(sid, message):
+    def add(sid, message):   # noting the keys each id's appends made
         before = set(keyspace.keys())
         given_back = store.add(sid, message)
         own_keys.setdefault(sid, set()).update(set(keyspace.keys()) - before)
         return given_back
-    appended, refused = write_turns(owners, add, store.load, id_mix, id_name,   # the scenario above judges appends
+    appended, refused = write_turns({sid: label for label, sid in SESSION_IDS}, add, store.load, id_mix, id_name,
                                     may_refuse=lambda label, turn: label not in PLAIN_LABELS)
-    if refused:
-        findings.note(f"left out, their appends having raised (the scenario above judges them): "
-                      f"{labelled(list(refused))}")
     # loaded twice: an id whose load changes what it loads next would look damaged by the next clear
     apart = [sid for sid in appended if store.load(sid) == appended[sid] == store.load(sid)]
-    if len(apart) < len(appended):
-        findings.note("left out, not loading their own history twice in a row: "
-                      f"{labelled([sid for sid in appended if sid not in apart])}")
-    judged, strayed = list(apart), []   # strayed: histories that changed as no clear changes one
-    for sid in apart:
-        if sid not in judged:
-            continue
-        store.clear(sid)
-        remaining = store.load(sid)
-        if remaining:
-            raise HistoryMismatch(f"clear({id_name(sid)}) returned, and the session still loads {len(remaining)} "
-                                  "messages: clear finds this id's keys otherwise than append and load do (possible "
-                                  "causes: it changes or escapes the id on its own path, or looks the session up "
-                                  "through a search index whose query does not match this id)", [], remaining)
-        changed = {other: history for other in judged if other != sid
-                   for history in [store.load(other)] if history != appended[other]}
-        damaged = {other: history for other, history in changed.items() if removed_from(appended[other], history)}
-        if damaged:
-            first, history = next(iter(damaged.items()))
-            what = ("deleted" if not history else
-                    f"deleted {len(appended[first]) - len(history)} of the {len(appended[first])} messages of")
-            others = labelled(list(damaged)[1:4]) + (", ..." if len(damaged) > 4 else "")
-            more = f" and {len(damaged) - 1} more ({others})" if len(damaged) > 1 else ""
-            raise HistoryMismatch(f"clear({id_name(sid)}) {what} {id_name(first)}{more}: "
-                                  f"{clear_cause(sid, list(damaged), len(judged) - 1)}", appended[first], history)
-        store.append_all(sid, appended[sid])   # written again: each clear runs beside every other id
-        strayed += [*changed, *([sid] if store.load(sid) != appended[sid] else [])]
-        judged = [other for other in judged if other not in strayed]
-    if strayed:
-        findings.note("left out, loading otherwise than appended where a clear, which only deletes, does not explain "
-                      "it (written again, or beside another's clear; test_many_fast_appends_keep_order and "
-                      f"test_loading_twice_changes_nothing judge a history's order and loads): {labelled(strayed)}")
+    judged, strayed = clear_each(store, apart, appended)
+    for why, left_out in (("their appends having raised (the scenario above judges them)", list(refused)),
+                          ("not loading their own history twice in a row", [s for s in appended if s not in apart]),
+                          ("loading otherwise than appended where a clear, which only deletes, does not explain it "
+                           "(written again, or beside another's clear; test_many_fast_appends_keep_order and "
+                           "test_loading_twice_changes_nothing judge a history's order and loads)", strayed)):
+        if left_out:
+            findings.note(f"left out, {why}: {labelled(left_out)}")
     for sid in judged:
         store.clear(sid)
     present = set(keyspace.keys())
-    left = {sid: sorted(own_keys.get(sid, set()) & present) for sid in judged}
-    leaving = [sid for sid in judged if left[sid]]
-    plain = {sid for label, sid in SESSION_IDS if label in PLAIN_LABELS}
-    if leaving and plain & set(leaving):
-        findings.note(f"clear leaves keys of plain ids too ({', '.join(left[next(iter(plain & set(leaving)))])}): "
-                      "test_clear_leaves_no_keys judges that")
-    elif leaving:
-        raise AssertionError(f"clear left keys of its own for {ids(len(leaving))}, where a plain id's clear leaves "
-                             f"none: {labelled(leaving)}; the first's: {', '.join(left[leaving[0]])[:300]}: clear "
-                             "builds those keys otherwise than append does for ids of that shape")
+    note, failure = keys_left({sid: sorted(own_keys.get(sid, set()) & present) for sid in judged})
+    if note:
+        findings.note(note)
+    if failure:
+        raise AssertionError(failure)
 
 
 @pytest.mark.requires("tenants")
@@ -275,41 +127,12 @@ def test_tenants_keep_their_own_conversations(stores, findings):
                                   f"{tenant_cause(('bob', 's1'), owner) or UNKNOWN_TENANT}", appended[owner], history)
 
 
-SHARED_REAL_SERVER = ("a redis-server of the scenario's own, whose INFO commandstats counts the store's commands "
-                      "alone")
-LIFE_SAMPLES = (5, 20)   # appends and loads timed in each phase: at least, at most
-LIFE_BUDGET_S = 0.5      # past the least, a phase's sampling stops once this much time has passed
-
-
-def timed_life(store, floor, session: str) -> dict[str, tuple[float, float]]:
-    """Appends and loads of ``session``, each timed beside the raw Redis floor (an RPUSH and an LRANGE
-    of the suite's on the same server): the medians of the store's and of the floor's, by operation."""
-    samples = {"append": ([], []), "load": ([], [])}
-    floor_key, started = f"floor:{session}", time.perf_counter()
-    low, high = LIFE_SAMPLES
-    for index in range(high):
-        if index >= low and time.perf_counter() - started > LIFE_BUDGET_S:
-            break
-        message = Message("user" if index % 2 == 0 else "assistant", f"{session} {index + 1}")
-        samples["append"][0].append(timed(lambda: store.add(session, message)))
-        samples["append"][1].append(timed(lambda: floor.rpush(floor_key, message.content)))
-        samples["load"][0].append(timed(lambda: store.load(session)))
-        samples["load"][1].append(timed(lambda: floor.lrange(floor_key, 0, -1)))
-    floor.delete(floor_key)
-    return {name: (statistics.median(own), statistics.median(raw)) for name, (own, raw) in samples.items()}
-
-
-def life_text(times: dict[str, tuple[float, float]]) -> str:
-    return ", ".join(f"an {name} {own * 1000:.3f} ms ({own / raw:.1f}× the floor)" if name == "append" else
-                     f"a {name} {own * 1000:.3f} ms ({own / raw:.1f}×)" for name, (own, raw) in times.items())
-
-
 @pytest.mark.real_server(SHARED_REAL_SERVER)
 def test_a_shared_database_is_left_as_it_was(stores, own_server, findings):
     """On a redis-server of the scenario's own, the store appends and loads a session on the empty
     database, each timed beside the raw Redis floor; then 50,000 keys of other applications are
-    made (none in its namespace; one in fifty with a TTL), and it appends, loads and clears another
-    session among them. Every key of the others must still be there with its TTL, and the store must
+    made (none in its namespace; one in fifty with a TTL), and it appends, loads and (with clear)
+    clears another session among them. Every key of the others must still be there with its TTL, and the store must
     not have run a command that walks or counts the whole keyspace (SCAN, KEYS, RANDOMKEY, DBSIZE):
     a database holding millions of keys of others makes each such call take seconds. The medians of
     both phases against the floor are reported. (FLUSHDB and FLUSHALL are forbidden to stores on
@@ -329,8 +152,9 @@ def test_a_shared_database_is_left_as_it_was(stores, own_server, findings):
     shared.reset_counts()
     among = timed_life(store, floor, "among-neighbours")
     calls["its appends and loads among the keys of others"] = shared.keyspace_commands()
-    store.clear("among-neighbours")
-    calls["its clear"] = shared.keyspace_commands()
+    if stores.has(Capability.CLEAR):
+        store.clear("among-neighbours")
+        calls["its clear"] = shared.keyspace_commands()
     ran = walked({phase: counts for phase, counts in calls.items() if counts})
     damage = shared.damage().text(shared.count)
     figures = (f"with {shared.count:,} keys of others in the database ({shared.made_with}), {life_text(among)}; "

@@ -3,6 +3,7 @@ the one scenario of suite/test_identity.py meant for it, and a correct store wit
 
 import json
 import re
+import urllib.parse
 
 from tests.stores.correct import ListStore
 
@@ -60,6 +61,26 @@ class ClearFoldsCase(ListStore):
         self.redis.delete(self.key(session_id), self.key(session_id.casefold()))
 
 
+class ClearMissesQuotedCompanion(ListStore):
+    """Keeps a companion key of the session's last activity under the id URL-quoted, and clears it under
+    the id as given: for a plain id the two are one key, for ``a b`` or ``al*`` the companion stays."""
+
+    CAUSE = (r"clear left keys of its own for \d+ of the ids, where a plain id's clear leaves none: "
+             r"'alice@example\.com' \(email\).*: clear builds those keys otherwise than append does for ids of that "
+             r"shape")
+
+    def companion(self, session_id, quoted=True):
+        return f"{self.namespace}last-active:{urllib.parse.quote(session_id) if quoted else session_id}"
+
+    def expire(self, pipe, key):
+        super().expire(pipe, key)
+        session_id = key.removeprefix(f"{self.namespace}messages:")
+        pipe.set(self.companion(session_id), "now", ex=self.ttl)
+
+    def clear(self, session_id):
+        self.redis.delete(self.key(session_id), self.companion(session_id, quoted=False))
+
+
 class UserJoinedWithColon(TenantStore):
     """Keys a conversation ``<user>:<session>``, and one of no user by its session id alone (as Redis'
     agent-memory-server does): user ``bob``'s ``s1`` and ``bob:s1`` of no user are one key."""
@@ -97,6 +118,7 @@ CAUGHT_BY = {
     StripsIdWhereWritten: [EVERY_ID],
     CaseFoldedKeys: [EVERY_ID],
     ClearFoldsCase: [CLEARING],
+    ClearMissesQuotedCompanion: [CLEARING],
     UserJoinedWithColon: [TENANTS],
     FindsSessionByScan: [SHARED_DATABASE],
 }
