@@ -62,7 +62,11 @@ CORRECT_STORES = {
 # AsyncChatMemory (one MULTI per append) on --redis cluster lacked it once in two clean-clone runs of
 # command 2 (stop 34), held it alone (two runs) and beside three CPU-bound processes (two runs): the
 # same unexplained growth of an async store's appends under the command's load
+# The Node.js CompactingTokenStore (every call a round trip through its program) left steady-appends unjudged once,
+# no warning, in a clean-clone .ci/run of command 2 (stop 37): fewer than the 200 appends it is judged on fit the
+# budget on a loaded machine
 MAY_LACK = {"tests.stores.consistency:AsyncTwoBackendStore": {"steady-appends"},
+            "tests/stores/node/compacting.mjs:CompactingTokenStore": {"steady-appends"},
             "tests.stores.langchain_memories:AsyncOnlyHistory": {"steady-appends"},
             "examples/stores/async_store.py:AsyncChatMemory": {"steady-appends"}}
 
