@@ -10,6 +10,7 @@ from .capabilities import Guarantee
 from .contract import Message
 from .diagnosis import HistoryMismatch, assert_history
 from .findings import Findings
+from .outcomes import exception_line
 from .identities import (PLAIN_LABELS, SESSION_IDS, UNKNOWN_ID, UNKNOWN_TENANT, id_cause, id_name, labelled,
                          mixed_pairs, mixed_up, tenant_cause, tenant_name)
 
@@ -51,12 +52,19 @@ def write_turns(owners: dict, add: Callable, load: Callable, mix: Callable, name
                 given_back = add(owner, message)   # as a correct store of its shape gives it back
             except Exception as exc:
                 if may_refuse(label, turn):
-                    refused[owner] = f"{type(exc).__name__}: {exc}"[:200]
+                    refused[owner] = raised_text(exc)
                     continue
                 written = {other: messages for other, messages in appended.items() if messages}
                 raised_after(exc, f"append {turn + 1} under {name(owner)}", written, load, mix)
             appended[owner].append(given_back)
     return {owner: messages for owner, messages in appended.items() if owner not in refused}, refused
+
+
+def raised_text(exc: Exception) -> str:
+    """``ExceptionName: its message``, at most 200 characters; a message the store's exception cannot give
+    (its ``__str__`` raising) is said so, as the traceback module says it, and runs none of its code again."""
+    message = exception_line(exc).partition(": ")[2]
+    return f"{type(exc).__name__}: {message}"[:200] if message else type(exc).__name__
 
 
 def raised_after(exc: Exception, call: str, appended: dict, load: Callable, mix: Callable) -> None:
@@ -71,9 +79,8 @@ def raised_after(exc: Exception, call: str, appended: dict, load: Callable, mix:
     if found is None:
         raise exc
     owner, text = found
-    raised = f"{type(exc).__name__}: {str(exc)[:200].rstrip('.')}"
-    raise HistoryMismatch(f"{call} raised {raised}, after the appends before it returned; {text}", appended[owner],
-                          loaded[owner]) from exc
+    raise HistoryMismatch(f"{call} raised {raised_text(exc).rstrip('.')}, after the appends before it returned; {text}",
+                          appended[owner], loaded[owner]) from exc
 
 
 def ids_written(store: Any, findings: Findings) -> tuple[dict, dict]:

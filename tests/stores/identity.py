@@ -114,6 +114,22 @@ class FindsSessionByScan(ListStore):
         return [raw for found in self.redis.scan_iter(match=pattern, count=1000) for raw in ListStore.read(self, found)]
 
 
+class Unprintable(ValueError):
+    def __str__(self):
+        raise RuntimeError("this exception cannot say what it is")
+
+
+class RefusesUnprintably(RefusesUnusualIds):
+    """Refuses the same ids with an exception whose ``__str__`` raises: still a refusal, warned, and the
+    warning says the message could not be read, without running the store's code again."""
+
+    def append(self, session_id, role, content):
+        try:
+            super().append(session_id, role, content)
+        except ValueError:
+            raise Unprintable() from None
+
+
 CAUGHT_BY = {
     StripsIdWhereWritten: [EVERY_ID],
     CaseFoldedKeys: [EVERY_ID],
@@ -122,4 +138,4 @@ CAUGHT_BY = {
     UserJoinedWithColon: [TENANTS],
     FindsSessionByScan: [SHARED_DATABASE],
 }
-WARNED_BY = {RefusesUnusualIds: [EVERY_ID]}
+WARNED_BY = {RefusesUnusualIds: [EVERY_ID], RefusesUnprintably: [EVERY_ID]}
