@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from dataclasses import dataclass
 from xml.etree import ElementTree
 from pathlib import Path
@@ -21,6 +22,10 @@ from .contract import UsageError
 from .redaction import Redactor
 from .renderings import render_comment, render_markdown
 from .results import Outcome, RunSummary
+
+# the permission bits a new file here goes without (the umask), read once, at import, as only setting it reads it
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 
 MAX_KEYS_WITHOUT_TTL = 200
 # characters XML 1.0 cannot hold
@@ -71,9 +76,9 @@ def prepare_report_dir(paths: ReportPaths, shown: str) -> list[Path]:
                     pass   # another run sharing the directory made it meanwhile
         if not directory.is_dir():
             raise UsageError(f"--report-dir {shown!r} is not a directory: give a directory for the reports")
-        probe = directory / f".memory-regression-write-check-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
+        descriptor, probe = tempfile.mkstemp(dir=directory, prefix=".memory-regression-write-check-")
+        os.close(descriptor)   # a name no other account can foresee, made with O_EXCL: nothing to follow
+        os.unlink(probe)
     except OSError as exc:
         raise UsageError(f"--report-dir {shown!r} cannot be written: {exc.strerror or exc}; give a "
                          "directory this user can write to") from None
@@ -104,13 +109,17 @@ def xml_safe(text: str) -> str:
 
 def write_atomically(path: Path, text: str) -> None:
     """Write beside ``path`` and rename over it: a reader sees the old file or the new one, and a
-    symlink at ``path`` is replaced, never followed."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    symlink at ``path`` is replaced, never followed. The file beside it is made by ``mkstemp`` (a name
+    no other account can foresee, created with O_EXCL), so that in a directory others may write no one
+    can plant a link there for the run to write through; it gets the mode a new file gets (umask)."""
+    descriptor, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
     try:
-        partial.write_text(text, encoding="utf-8")
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            os.fchmod(file.fileno(), 0o666 & ~_UMASK)
+            file.write(text)
         os.replace(partial, path)
     finally:
-        partial.unlink(missing_ok=True)
+        Path(partial).unlink(missing_ok=True)
 
 
 def error_junit(summary: RunSummary) -> str:

@@ -3,7 +3,9 @@ figures wherever they are shown, and the files write_all leaves. (A real run's k
 TTL reach summary.json and the job summary in tests/end_to_end/test_github.py.)"""
 
 import json
+import os
 import re
+import stat
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -11,7 +13,7 @@ import pytest
 from memory_regression.redaction import Redactor
 from memory_regression.figures import size_text
 from memory_regression.renderings import render_markdown, render_terminal
-from memory_regression.reports import ReportPaths, write_all
+from memory_regression.reports import ReportPaths, prepare_report_dir, write_all, write_atomically
 from memory_regression.results import Outcome, RunSummary, ScenarioResult, Status
 from tests.unit.summaries import SAMPLE_GROUPS, sample_summary
 
@@ -266,3 +268,22 @@ def test_the_junit_of_a_run_that_judged_nothing_is_one_errored_case_saying_why(t
     [error] = case.findall("error")
     assert (error.get("message"), error.get("type")) == ("no store given\\x00", "usage error")
     assert error.text == "no store given\\x00\ngive --store FILE:CLASS"
+
+
+def test_a_report_is_written_through_no_link_another_account_planted(tmp_path):
+    """In a directory others may write, the names the run once wrote beside a report
+    (``.summary.json.PID.partial``) and probed the directory with could be foreseen, and a link planted
+    there made the run write through it: now the file beside it has a name no one can foresee, made with
+    O_EXCL, and the files the links point at stay as they were; the report gets a new file's mode."""
+    victim = tmp_path / "victim"
+    victim.write_text("kept")
+    target = tmp_path / "summary.json"
+    for name in (f".{target.name}.{os.getpid()}.partial", f".memory-regression-write-check-{os.getpid()}"):
+        (tmp_path / name).symlink_to(victim)
+    prepare_report_dir(ReportPaths(tmp_path), str(tmp_path))
+    write_atomically(target, "{}")
+    assert victim.read_text() == "kept" and target.read_text() == "{}"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
+    assert sorted(path.name for path in tmp_path.iterdir() if not path.is_symlink()) == ["summary.json", "victim"]
