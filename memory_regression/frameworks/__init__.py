@@ -122,16 +122,16 @@ class ForUser:
     user_id: str | None
 
 
-def for_user(build: Callable[..., Any], default: str | None = None, optional: bool = False) -> Callable[..., ForUser]:
+def for_user(build: Callable[..., Any], optional: bool = False) -> Callable[..., ForUser]:
     """``build`` (:func:`built_from_contract`'s factory) taking the contract's ``user_id`` too, which a
-    driver reads from the :class:`ForUser` it is given: required, or ``optional`` with ``default``."""
-    def tenant(*, user_id: str | None = default, **values: Any) -> ForUser:
+    driver reads from the :class:`ForUser` it is given: required, or ``optional`` (none when not given)."""
+    def tenant(*, user_id: str | None = None, **values: Any) -> ForUser:
         return ForUser(build(**values), user_id)
     signature = inspect.signature(build)
     tenant.__signature__ = signature.replace(   # type: ignore[attr-defined]
         parameters=[*signature.parameters.values(),
                     inspect.Parameter("user_id", inspect.Parameter.KEYWORD_ONLY,
-                                      default=default if optional else inspect.Parameter.empty)])
+                                      default=None if optional else inspect.Parameter.empty)])
     return tenant
 
 
