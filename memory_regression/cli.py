@@ -411,7 +411,10 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         utf8_mode.ensure()
     INTERRUPTS.install()
     runner = Runner(list(sys.argv[1:] if argv is None else argv), os.environ if environ is None else environ)
-    with contextlib.ExitStack() as stack:
+    from . import github
+    published = github.is_github_actions(runner.environ)
+    unpublished: list[str] = []
+    with contextlib.ExitStack() as stack:   # on GitHub, the stop-commands window: whatever is printed in it is text
         try:
             code = runner.start(stack)
             if code is not None:
@@ -419,11 +422,14 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         except KeyboardInterrupt:
             pass
         code = runner.finish()
-    from . import github
-    unwritten = runner.written_baseline()
-    if github.is_github_actions(runner.environ) and runner.paths is not None:
-        unwritten += github.publish(runner.summary, runner.paths, runner.environ, github.workspace_dir(runner.environ))
-    if unwritten:   # a file the user asked for is missing: no verdict of the step may rest on it
-        code = runner.unwritten(unwritten)
+        unwritten = runner.written_baseline()
+        published = published and runner.paths is not None
+        if published:
+            unpublished = github.publish(runner.summary, runner.paths, runner.environ,
+                                         github.workspace_dir(runner.environ))
+        if unwritten or unpublished:   # a file the user asked for is missing: no verdict of the step may rest on it
+            code = runner.unwritten(unwritten + unpublished)
+    if published:   # after the window, the annotations alone, each escaped
+        github.announce(runner.summary, github.workspace_dir(runner.environ), unpublished)
     INTERRUPTS.ignore()
     return code

@@ -425,7 +425,8 @@ def _factory(spec: str, workdir: Path, hello: dict[str, Any]) -> tuple[Callable[
     build.__signature__ = _signature(list(own), optional)   # type: ignore[attr-defined]
     build.spelled = own   # type: ignore[attr-defined]  (the store's own spelling, for binding's messages)
     build.not_carried = NOT_CARRIED   # type: ignore[attr-defined]  (what binding's messages say it cannot take)
-    build.defined_at_line = hello.get("line")   # type: ignore[attr-defined]  (worker.definition_line)
+    line = hello.get("line")   # what the program says is data: a line is a positive whole number, or none
+    build.defined_at_line = line if type(line) is int and line > 0 else None   # type: ignore[attr-defined]
     build.language = str(hello.get("language") or "unknown")   # type: ignore[attr-defined]  (StoreBinding.language)
     # the framework the program drives the store through, if any (the shape's name)
     build.framework = str(factory["framework"]) if factory.get("kind") == "framework" else None  # type: ignore[attr-defined]

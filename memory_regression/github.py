@@ -80,10 +80,12 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(message: str, title: str, file: str | None = None, line: int | None = None,
+def annotation(message: str, title: str, file: str | None = None, line: object = None,
                level: str = "error") -> str:
+    """A workflow command (``::error``, ``::warning``) whose message and properties are all escaped, and whose
+    line is given only when it is what it claims, a positive whole number (a store program's greeting says it)."""
     props = [f"file={escape_property(file)}"] if file else []
-    if file and line:
+    if file and type(line) is int and line > 0:
         props.append(f"line={line}")
     props.append(f"title={escape_property(title)}")
     return f"::{level} {','.join(props)}::{escape_data(message)}"
@@ -105,13 +107,14 @@ def commands_stopped() -> Iterator[None]:
         print(f"::{token}::", flush=True)
 
 
-def annotations(summary: RunSummary, workspace: Path) -> list[str]:
-    """One ``::error`` for a run that could not judge the store, one per failing scenario (at most
-    10 in all), and a notice with the count of those left out; then one ``::warning`` per warning
-    (at most 10), and a notice likewise."""
+def annotations(summary: RunSummary, workspace: Path, unpublished: bool = False) -> list[str]:
+    """One ``::error`` for a run that could not judge the store (unless ``unpublished``: GitHub's own files
+    could not be written, which their errors say), one per failing scenario (at most 10 in all), and a
+    notice with the count of those left out; then one ``::warning`` per warning (at most 10), and a notice
+    likewise."""
     relative = relative_path(summary.store_file, workspace)
     lines = []
-    if summary.status not in (Status.PASSED, Status.FAILED):
+    if summary.status not in (Status.PASSED, Status.FAILED) and not unpublished:
         lines.append(annotation(summary.message or str(summary.status), f"memory regression: {summary.status}",
                                 relative, summary.store_line))
     differing = {d["case"]: d["message"] for d in summary.engine_differences()} if summary.engines else {}
@@ -156,8 +159,8 @@ def write_outputs(values: Mapping[str, str], path: str) -> None:
 
 
 def publish(summary: RunSummary, paths: ReportPaths, environ: Mapping[str, str], workspace: Path) -> list[str]:
-    """Write outputs and the job summary, and print the annotations; returns the files of GitHub's
-    that could not be written (a full disk), each with why, which an error annotation says too."""
+    """Write the outputs and the job summary; returns the files of GitHub's that could not be written (a
+    full disk), each with why, which :func:`announce` says too."""
     failed = []
     try:
         if environ.get("GITHUB_OUTPUT"):
@@ -174,11 +177,16 @@ def publish(summary: RunSummary, paths: ReportPaths, environ: Mapping[str, str],
                 handle.write(text)
     except OSError as exc:
         failed.append(f"the job summary (GITHUB_STEP_SUMMARY): {exc.strerror or exc}")
-    for line in annotations(summary, workspace):
+    return failed
+
+
+def announce(summary: RunSummary, workspace: Path, failed: list[str]) -> None:
+    """Print the annotations, and one error for each of GitHub's files that could not be written: the only
+    lines of the run printed after the stop-commands window, each one command whose every value is escaped."""
+    for line in annotations(summary, workspace, bool(failed)):
         print(line, flush=True)
     for text in failed:
         print(annotation(f"could not write {text}", "memory regression: report error"), flush=True)
-    return failed
 
 
 def workspace_dir(environ: Mapping[str, str]) -> Path:

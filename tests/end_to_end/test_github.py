@@ -21,7 +21,8 @@ def test_workflow_commands_reach_the_log_in_order_with_what_child_processes_prin
         "from memory_regression.reports import ReportPaths", "from memory_regression.results import RunSummary, Status",
         "with github.commands_stopped():", "    " + child.format("::error::forged"),
         child.format("between"),
-        "github.publish(RunSummary(Status.USAGE_ERROR, 'no store'), ReportPaths(Path('nowhere')), {}, Path.cwd())",
+        "summary = RunSummary(Status.USAGE_ERROR, 'no store')",
+        "github.announce(summary, Path.cwd(), github.publish(summary, ReportPaths(Path('nowhere')), {}, Path.cwd()))",
         child.format("after")])
     environ = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=environ, capture_output=True, text=True,
@@ -151,3 +152,37 @@ def test_github_files_that_cannot_be_written_fail_a_passing_step_saying_which(ru
         "Is a directory",
         "::error title=memory regression%3A report error::could not write the job summary (GITHUB_STEP_SUMMARY): "
         "Is a directory"], errors
+
+
+HOSTILE_PROGRAM = f"cmd:{sys.executable} tests/stores/hostile_program.py"
+
+
+def after_the_window(output: str) -> list[str]:
+    """The lines a run printed after its stop-commands window closed: what GitHub reads as commands."""
+    lines = output.splitlines()
+    token = next(line for line in lines if line.startswith("::stop-commands::")).removeprefix("::stop-commands::")
+    return lines[lines.index(f"::{token}::") + 1:]
+
+
+def test_a_programs_greeting_cannot_put_a_command_into_an_annotation(run_suite, tmp_path):
+    """The greeting's ``line`` claims to be a line number and carries a newline and a command: it is no
+    number, so the failure's annotation gives no line, and the command never starts a line of its own."""
+    result = as_action(run_suite, tmp_path, "--store", f"{HOSTILE_PROGRAM} greeting-line", "-k", "round_trip_keeps")
+    assert result.exit_code == 1, result.output
+    after = after_the_window(result.output)
+    assert [line.split(" ")[0] for line in after] == ["::error"], after
+    assert "line=" not in after[0] and "file=tests/stores/hostile_program.py," in after[0], after[0]
+
+
+def test_nothing_of_the_stores_is_printed_after_the_window_when_githubs_files_fail(run_suite, tmp_path):
+    """The program cannot load its store and says so with a command; GitHub's output file cannot be written
+    (a directory, as a store can make it): the report error that says so carries the store's message, and
+    is printed inside the window, with only the escaped annotations after it."""
+    (tmp_path / "out").mkdir()
+    result = run_suite("--store", f"{HOSTILE_PROGRAM} load-error",
+                       env={"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(tmp_path / "out"),
+                            "GITHUB_WORKSPACE": str(ROOT)})
+    assert result.exit_code == 2, result.output
+    assert result.summary["status"] == "report error" and "no store here" in result.summary["message"]
+    after = after_the_window(result.output)
+    assert after and all(line.startswith("::error title=memory regression%3A ") for line in after), after

@@ -76,6 +76,11 @@ def main() -> None:
     except Exception as exc:   # the store cannot be loaded: the suite shows why
         send({"protocol": PROTOCOL, "error": error(exc)})
         return
+    serve(cls, greeting)
+
+
+def serve(cls, greeting: dict) -> None:
+    """Greet, then answer each request on stdin until its end."""
     send({"protocol": PROTOCOL, **greeting})
     instances: dict = {}
     with asyncio.Runner() as runner:

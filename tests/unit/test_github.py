@@ -227,13 +227,24 @@ def test_outputs_are_appended_each_in_a_block_of_its_own(tmp_path):
     assert re.fullmatch(r"memory_regression_[0-9a-f]{16}", first[1]) and first[1] != second[1]
 
 
-def test_publish_without_github_files_prints_the_annotations_only(tmp_path, capsys):
+def test_without_github_files_publish_writes_nothing_and_announce_prints_the_annotations(tmp_path, capsys):
     paths = ReportPaths(tmp_path / "r")
     paths.directory.mkdir()
     paths.summary_md.write_text("## Memory regression: failed\n")
-    github.publish(RunSummary(Status.FAILED, results=[failure(0)]), paths, {}, tmp_path)
+    summary = RunSummary(Status.FAILED, results=[failure(0)])
+    assert github.publish(summary, paths, {}, tmp_path) == []
+    assert capsys.readouterr().out == ""
+    github.announce(summary, tmp_path, [])
     assert capsys.readouterr().out == "::error title=memory regression%3A t0::m0\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
+
+
+@pytest.mark.parametrize("line", ["7\n::error::forged", "7", 7.0, True, 0, -3, [7]])
+def test_an_annotation_gives_a_line_only_when_it_is_a_positive_whole_number(line):
+    """A store program's greeting says the line: whatever else it holds is left out, never printed."""
+    shown = github.annotation("m", "t", "app/store.mjs", line)
+    assert shown == "::error file=app/store.mjs,title=t::m"
+    assert github.annotation("m", "t", "app/store.mjs", 12) == "::error file=app/store.mjs,line=12,title=t::m"
 
 
 def test_publish_without_summary_md_appends_nothing(tmp_path):
