@@ -21,9 +21,7 @@ scenarios that newly fail, so that a scenario failing on the base branch too doe
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .contract import UsageError
@@ -197,27 +195,6 @@ def baseline_json(summary: dict[str, Any]) -> dict[str, Any]:
     kept["backend"] = _setting(summary, "backend")
     kept["results"] = [{key: result[key] for key in RESULT_KEPT if key in result} for result in summary["results"]]
     return kept
-
-
-def load_baseline(path: Path, given: str) -> dict[str, Any]:
-    """The summary.json at ``path``, or a usage error saying what is wrong with it (``given``: the
-    path as the user gave it)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"--baseline {given!r}: no such file (give the summary.json of an earlier run)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--baseline {given!r}: cannot be read: {exc}") from None
-    except ValueError as exc:
-        raise UsageError(f"--baseline {given!r}: not JSON ({exc}): give the summary.json of an earlier run") from None
-    if not isinstance(data, dict) or not isinstance(data.get("results"), list) or not all(
-            isinstance(result, dict) and "nodeid" in result and "outcome" in result for result in data["results"]):
-        raise UsageError(f"--baseline {given!r}: not a summary.json of a run (it has no results with nodeid and "
-                         "outcome): give the summary.json an earlier run wrote")
-    if not data["results"]:
-        raise UsageError(f"--baseline {given!r}: a run that judged nothing (status {data.get('status')!r}): give the "
-                         "summary.json of a run whose scenarios ran")
-    return data
 
 
 def case_id(nodeid: str, engine: str | None) -> str:

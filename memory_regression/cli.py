@@ -191,7 +191,8 @@ class Runner:
         run (--help, --version, no arguments at all)."""
         from . import github, project_table, reports
         from . import requirements as requirements_module
-        from .baseline import DEFAULT_FAIL_ON, check_fail_on, load_baseline
+        from .baseline import DEFAULT_FAIL_ON, check_fail_on
+        from .baseline_file import DEADLINE_S, load_baseline
         from .contract import UsageError, contract_summary
         from .credentials import withdraw
         from .spec_check import check_spec
@@ -280,8 +281,10 @@ class Runner:
                 print(self.phrase("memory-regression: --fail-on-regression applies to a run compared with a "
                                   "baseline; without --baseline this run fails on any failing scenario"),
                       file=sys.stderr, flush=True)
-            baseline = ((values["baseline"], load_baseline(self.workdir / values["baseline"], values["baseline"]),
-                         fail_on) if values["baseline"] else None)
+            with INTERRUPTS.raising():   # a pipe may take its time: Ctrl-C and SIGTERM end the wait
+                baseline = ((values["baseline"], load_baseline(self.workdir / values["baseline"], values["baseline"],
+                                                               min(DEADLINE_S, run_timeout)),
+                             fail_on) if values["baseline"] else None)
             requirements = (requirements_module.pip_arguments(values["requirements"], self.workdir)
                             if values["requirements"] else None)
         except UsageError as exc:

@@ -37,8 +37,18 @@ def headline(summary: RunSummary) -> str:
             f"{summary.conformance_level}")
 
 
+# what Markdown reads as markup within a line of text: code, emphasis, strike-through, a table's cell ends, and
+# links and images (which need "](" or "][": a bracket without them, as in node ids' [N=5], is left as it is,
+# and so is an underscore inside a word)
+_MARKUP = re.compile(r"([\\`*~|]|\](?=[(\[])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+_LINE_ENDS = str.maketrans({"\n": " ", "\r": " "})
+
+
 def _md_escape(text: str) -> str:
-    return html.escape(_visible(text), quote=False).replace("|", "\\|").replace("\n", " ")
+    """``text`` (a store's, a baseline's) as one line of text in Markdown: HTML and markup escaped, newlines
+    made spaces, and an @mention broken (a zero-width space after the @), so that it notifies no one."""
+    escaped = html.escape(_visible(text).translate(_LINE_ENDS), quote=False)
+    return _MARKUP.sub(r"\\\1", escaped).replace("@", "@\u200b")
 
 
 def _md_block(text: str) -> str:
@@ -131,7 +141,7 @@ def render_markdown(summary: RunSummary) -> str:
     if summary.keys_without_ttl:
         shown = summary.keys_without_ttl[:20]
         lines += ["", f"Keys left without a TTL ({len(summary.keys_without_ttl)}): "
-                  + ", ".join(f"`{_md_escape(k).replace('`', '')}`" for k in shown)
+                  + ", ".join(map(_md_code, shown))
                   + (" ..." if len(summary.keys_without_ttl) > len(shown) else "")]
     warnings = summary.warnings()
     if warnings:
@@ -251,7 +261,9 @@ def render_terminal(summary: RunSummary) -> str:
 
 
 def _md_code(text: str) -> str:
-    return f"`{_visible(text).replace('`', '').replace('|', '/')}`"
+    """``text`` as inline code: on one line, with no backtick to end it early (markup, HTML and mentions are
+    inert inside)."""
+    return f"`{_visible(text).translate(_LINE_ENDS).replace('`', '').replace('|', '/')}`"
 
 
 def render_comparison_markdown(comparison: dict) -> list[str]:

@@ -7,7 +7,9 @@ message, is flagged; what fails the step is --fail-on-regression's. A baseline t
 run is a usage error, with the reports written."""
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 
 import yaml
@@ -156,6 +158,17 @@ def test_a_baseline_that_is_no_summary_of_a_run_is_a_usage_error(run_suite, tmp_
                            report_dir=tmp_path / given.replace(".", "-"))
         assert_usage_error(result, f"--baseline {str(tmp_path / given)!r}: {phrase}")
         assert_error_reports(result)
+    # the hostile round's baselines that ended in a traceback after the whole run, and no reports: refused before it
+    valid = {"results": [{"nodeid": "test_core.py::test_x", "outcome": "passed"}]}
+    (tmp_path / "int-backend.json").write_text(json.dumps({**valid, "backend": 7}))
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    for given, phrase in (("int-backend.json", "not a summary.json of a run: backend: Input should be a valid string"),
+                          ("deep.json", "JSON nested deeper than Python can read"),
+                          ("/dev/zero", "not read: it is larger than 32 MB")):
+        result = run_suite("--store", "tests.stores.correct:ListStore", "--baseline", str(tmp_path / given),
+                           report_dir=tmp_path / given.replace(".", "-").strip("/"))
+        assert_usage_error(result, phrase)
+        assert "results" not in result.summary or not result.summary["results"], "a scenario ran before the refusal"
     for args, phrase in ((["--fail-on-regression", "figures,new-faliures"], "--fail-on-regression "
                           "'figures,new-faliures': use one or more of new-failures"),
                          (["--write-baseline", "no-such-dir/memory-baseline.json"], "--write-baseline "
@@ -297,3 +310,18 @@ def test_one_bug_that_fails_core_counts_its_failing_scenarios_and_says_the_level
             f"{', '.join(comparison['fallen'])}, whose own scenarios did not fail")
     assert comparison["level_fall"] == fall and fall in result.output
     assert f"{comparison['regressions']} regressions; the step fails on new-failures" in result.output
+
+
+def test_a_baseline_on_a_pipe_that_never_delivers_ends_by_its_deadline_or_a_signal(run_suite, tmp_path):
+    """A FIFO nothing writes to: --run-timeout bounds the wait for it (a usage error), and SIGTERM during it
+    ends the run as interrupted; reports are written either way."""
+    os.mkfifo(tmp_path / "base.json")
+    timed = run_suite("--store", "tests.stores.correct:ListStore", "--baseline", str(tmp_path / "base.json"),
+                      "--run-timeout", "1", report_dir=tmp_path / "timed")
+    assert_usage_error(timed, "delivered 0 bytes and no end within 1 s")
+    assert timed.seconds < 60, timed.seconds
+    stopped = run_suite("--store", "tests.stores.correct:ListStore", "--baseline", str(tmp_path / "base.json"),
+                        signals=[(2, signal.SIGTERM)], report_dir=tmp_path / "stopped")
+    assert stopped.exit_code == 130, stopped.output
+    assert stopped.summary["message"] == "the run was interrupted by SIGTERM before any scenario ran"
+    assert_error_reports(stopped)

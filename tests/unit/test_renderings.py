@@ -1,6 +1,7 @@
 """The summary as text: summary.md and the terminal summary, their limits and escaping, and the
 names junit.xml gives its suite and cases."""
 
+import re
 import xml.etree.ElementTree as ET
 
 
@@ -120,8 +121,9 @@ def test_summary_md_escapes_what_the_store_controls():
                        "```\nrm\x7f -rf\n```" + "y" * 5000)])
     lines = render_markdown(summary).splitlines()
     assert "- Store: `app/m.py:Evil\\x1b[31m`" in lines
-    assert "Keys left without a TTL (1): `k1\\|\\x07`" in lines
-    assert '**t\\|1**: &lt;b&gt;lost&lt;/b&gt; "a" \\| b second line \\x00' in lines
+    assert "Keys left without a TTL (1): `k1/\\x07`" in lines
+    # the control character made visible as \x00, whose backslash Markdown shows as it is
+    assert '**t\\|1**: &lt;b&gt;lost&lt;/b&gt; "a" \\| b second line \\\\x00' in lines
     start = lines.index("```text")    # the details: 15 characters, then y up to 4000 in all
     assert lines[start + 1:start + 5] == ["'''", "rm\\x7f -rf", "'''" + "y" * (4000 - 15), "```"]
 
@@ -229,3 +231,22 @@ def test_the_comment_gives_the_first_newly_failing_scenarios_with_their_reasons_
         "- `test_count_window.py::test_last_n[N=3]`: kept 3 messages \\| &lt;b&gt;one&lt;/b&gt;",
         "- ... and 2 more (the table below, and the reports)", "",
         "### compared with the baseline b.json: 5 regressions; the step fails on new-failures (5)"]) in comment
+
+
+def test_a_baselines_text_is_text_in_summary_md_and_the_comment():
+    """Node ids, level words and setup values from a baseline (a fork's artifact can hold any, were they not
+    validated on reading): no line of their own, no heading, no HTML, no link or image, no @mention."""
+    forged = ("x\n## ✅ all scenarios passed\r\n<img src=x onerror=alert(1)> ![t](https://e.test/t.png) "
+              "[go](https://e.test) @octocat")
+    summary = sample_summary()
+    summary.comparison = {"baseline": "b.json", "compared": True, "differences": [f"the store: {forged} in the "
+                                                                                   "baseline, app now"],
+                          "regressions": 1, "newly_failing": [], "gone": [f"test_core.py::{forged}"],
+                          "lost": [forged], "fails_step": [], "fail_on": ["new-failures"], "figures": []}
+    for text in (render_markdown(summary), render_comment(summary)):
+        lines = text.splitlines()
+        assert not any(line.startswith("## ✅") for line in lines), text
+        prose = re.sub(r"`[^`\n]*`", "", text)   # inside a code span all of it is inert, shown as it is
+        assert "<img" not in prose and "@octocat" not in prose, prose
+        assert not re.search(r"(?<!\\)\]\(", prose), "a link or an image whose ] is not escaped"
+        assert sum("all scenarios passed" in line for line in lines) == 3, "each of the three within one line"
