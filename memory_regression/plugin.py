@@ -14,6 +14,7 @@ the installed suite.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def worker_from_input(worker: str, given: dict) -> ScenarioWorker:
     prepare_worker_process()
+    # a process group of its own, which what the store forks inherits: the runner kills what is left in it
+    # as one when the worker has ended (leftovers.end_leftovers), a chain of forks included
+    os.setpgid(0, 0)
     scratch = Path(given["scratch"])
     settings = Settings.from_mapping(given["settings"], Path(given["workdir"]))
     return ScenarioWorker(settings, given["endpoints"], WorkerChannel(given["channel"], worker),

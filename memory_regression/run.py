@@ -363,8 +363,9 @@ class SuiteRun:
             return
         close_programs()   # the programs of stores of another language this process ran (-n 0): ours, not left over
         workers = self.supervisor.worker_pids() if self.supervisor is not None else set()
-        self.summary.leftovers += [self.redactor.text(text)
-                                   for text in end_leftovers(self.own_children | workers, ending=workers)]
+        groups = self.supervisor.groups if self.supervisor is not None else set()
+        self.summary.leftovers += [self.redactor.text(text) for text in
+                                   end_leftovers(self.own_children | workers, ending=workers, groups=groups)]
 
     def judge(self, session: pytest.Session | None, exitstatus: int) -> None:
         summary = self.summary

@@ -94,7 +94,7 @@ def find_valkey_binary() -> str | None:
     return None
 
 
-def _parent_death_signal() -> Any:
+def parent_death_signal() -> Any:
     """A function for ``preexec_fn`` that makes the child die with this process (Linux), or None."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -108,7 +108,7 @@ def die_with_parent(parent: int | None = None) -> None:
     """Make this process die when the process that started it does (Linux; a no-op elsewhere).
     ``parent``, that process's pid, catches a parent that died before this process got here (a
     spawned child arrives only after its start-up)."""
-    arm = _parent_death_signal()
+    arm = parent_death_signal()
     if arm is not None:
         parent = parent or os.getppid()
         arm()
@@ -230,7 +230,7 @@ class ServerProcess:
              "--daemonize", "no", "--protected-mode", "yes"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True,  # Ctrl-C reaches only the runner, which stops it by PID
-            preexec_fn=_parent_death_signal())
+            preexec_fn=parent_death_signal())
         process = self.process
         try:
             forbidden = FORBIDDEN_COMMANDS + (FORBIDDEN_CLUSTER_COMMANDS if self.cluster_mode else ())

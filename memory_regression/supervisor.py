@@ -191,6 +191,7 @@ class Supervisor:
         self.directory = run_directory()
         self.address = str(self.directory / "supervisor.sock")
         self.workers: dict[str, WorkerState] = {}
+        self.groups: set[int] = set()   # every worker's process group, the one it leads: its pid (leftovers)
         self.bound: dict[str, Any] | None = None          # the first store description a worker sent
         self.aborts: list[Abort] = []                     # workers that could not run the store
         self.scenarios: dict[str, dict[str, Any]] = {}    # nodeid -> what a worker said about it
@@ -251,6 +252,7 @@ class Supervisor:
             return   # a worker names itself; any other pid is not the runner's to signal
         self.workers[worker] = WorkerState(message.pid, call_page_path(self.directory, worker, message.pid),
                                            deadline=time.monotonic() + self.timeout)
+        self.groups.add(message.pid)
 
     def worker_bound(self, state: WorkerState | None, message: Bound) -> None:
         self.bound = self.bound or message.store

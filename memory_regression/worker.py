@@ -77,6 +77,7 @@ class ScenarioWorker:
         self.roomy_counter: TokenCounter | None = None   # the cheap one of scenarios not about tokens
         self.scenarios: dict[str, dict[str, Any]] = {}   # nodeid -> scenario_info
         self.aborted = False
+        self.hung_closes = 0   # closes of the stores built to bind the store that hung (ScenarioContext.close)
         self._dump: Any = None         # the file faulthandler writes to, kept open
         # the store call in progress, for the runner to cut off past the call timeout (in the runner
         # itself, -n 0, nothing is cut off)
@@ -127,13 +128,17 @@ class ScenarioWorker:
     def _observe(self) -> list[str]:
         """What the store does with what the suite gives it (:mod:`.observe`), for a store that could
         ignore it; a UsageError when it cannot be judged as bound."""
-        if not needs_probe(self.binding):
-            return []
-        context = ScenarioContext(self, "observe")
-        try:
-            return observe(context, self.binding)
-        finally:
-            context.close()
+        observed: list[str] = []
+        if needs_probe(self.binding):
+            context = ScenarioContext(self, "observe")
+            try:
+                observed = observe(context, self.binding)
+            finally:
+                context.close(binding=True)
+                self.hung_closes += context.hung_closes
+        hung = (f"the store's close did not return within {self.settings.call_timeout:g} s (--call-timeout) while "
+                "the suite bound it, and was left running: calls that wait behind it are cut off in the scenarios")
+        return observed + ([hung] if self.hung_closes else [])
 
     def _probe(self, binding: StoreBinding) -> Any:
         """A store built only to look at its methods (factories that are not classes)."""
@@ -147,7 +152,8 @@ class ScenarioWorker:
                 raise UsageError(misfit) from None
             raise
         finally:
-            context.close()
+            context.close(binding=True)
+            self.hung_closes += context.hung_closes
 
     def abort(self, status: Status, message: str, fixes: dict[str, str] | None = None) -> None:
         """This worker cannot run the store: the runner stops the run with ``status``."""

@@ -377,6 +377,21 @@ def test_processes_the_store_leaves_end_with_the_run_named(run_suite):
         assert not os.path.exists(f"/proc/{pid}") or "Z" in open(f"/proc/{pid}/stat").read().split()[2]
 
 
+def test_a_fork_chain_the_store_leaves_ends_with_the_run_named_once(run_suite):
+    """Each generation forks its successor and exits: no generation lives long enough to be killed by its pid.
+    The worker's process group, which every generation inherits, is killed as one once the worker has ended;
+    the chain is named once (by the generations a look through /proc caught, or by its group when it caught
+    none), and nothing of it outlives the run (run_suite checks)."""
+    result = run_suite("--store", hostile("ForksAChain"), *QUICK_GROUPS)
+    assert result.exit_code == 0, result.output
+    assert result.seconds < 30, "the run's output stayed open: the chain outlived the run"
+    leftovers = result.summary["leftovers"]
+    assert len(leftovers) == 1 and re.fullmatch(
+        r"processes in the process group of a worker \(pgid \d+\) that each lived too briefly to be named, as the "
+        r"generations of a chain of forks do|a process the store forked from its worker, without exec \(pid \d+\)"
+        r"(, and \d+ more of it)?", leftovers[0]), leftovers
+
+
 def test_a_hang_no_timeout_of_a_worker_sees_ends_at_the_run_deadline(run_suite):
     """A store that hides its call from the call timeout and sleeps, under a scenario timeout longer
     than the run may take: the run's deadline stops it, the reports are written and say the run did

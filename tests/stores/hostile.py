@@ -264,6 +264,21 @@ class LeavesProcesses(_OnRoundTrip):
             os._exit(0)
 
 
+class ForksAChain(_OnRoundTrip):
+    """Starts, in the round trip, a chain of processes in which each generation forks its successor and
+    exits at once, every few milliseconds (for at most a minute): no generation lives long enough to be
+    killed one pid at a time."""
+
+    def misbehave(self):
+        if os.fork() == 0:
+            until = time.monotonic() + 60
+            while time.monotonic() < until:
+                time.sleep(0.002)
+                if os.fork():
+                    os._exit(0)
+            os._exit(0)
+
+
 class HidesItsCallAndSleeps(_OnRoundTrip):
     """Zeroes the page where its worker keeps the call it is in (found in /proc/self/maps), so no
     call timeout sees it, then sleeps: only the run's deadline, which the store cannot reach, ends it."""

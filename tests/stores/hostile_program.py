@@ -7,10 +7,17 @@ hang or a verdict it can turn (tests/end_to_end/test_hostile_programs.py). Run b
 Modes:
 - ``greeting-line``: the greeting's ``line`` is text that carries a workflow command, and the store strips
   whitespace (a failure for the line to be shown with);
-- ``load-error``: the program cannot load its store, and says so with a workflow command.
+- ``load-error``: the program cannot load its store, and says so with a workflow command;
+- ``stderr-flood``: before it greets, 60 MB on its stderr, half of it one line;
+- ``stderr-bytes``: each request, a line on its stderr that is no UTF-8;
+- ``ignores-eof``: answers each request after 0.2 s; ignores the end of its input and SIGTERM, and lives on
+  (for at most two minutes);
+- ``close-hangs``: never answers a close.
 """
 
+import signal
 import sys
+import time
 from pathlib import Path
 
 import redis
@@ -45,7 +52,22 @@ def main(mode: str) -> None:
         return
     if mode == "greeting-line":
         greeting["line"] = f"7\n{FORGED}"
+    if mode == "stderr-flood":
+        for _ in range(30):
+            sys.stderr.write(("x" * 1023 + "\n") * 1024)
+        sys.stderr.write("y" * (30 << 20))
+        sys.stderr.flush()
+    if mode == "stderr-bytes":
+        py_program.HEARD = lambda request: (sys.stderr.buffer.write(b"\xff\xfe not utf-8 \x80\n"),
+                                            sys.stderr.flush())
+    if mode == "ignores-eof":   # slow, so that a run is still going when the test kills its runner
+        py_program.HEARD = lambda request: time.sleep(0.2)
+    if mode == "close-hangs":
+        py_program.HEARD = lambda request: time.sleep(3600) if request.get("op") == "close" else None
     py_program.serve(StripsWhitespace if mode == "greeting-line" else UrlListStore, greeting)
+    if mode == "ignores-eof":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        time.sleep(120)
 
 
 if __name__ == "__main__":
