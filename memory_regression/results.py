@@ -62,6 +62,20 @@ class Outcome(str, Enum):
         return self.value
 
 
+# What a store's text may take in the reports, whatever it raises: a scenario's one-line message, its details
+# (expected against actual, a traceback's end), a finding's or a warning's text, the traceback pytest keeps, a
+# run's message. Six scenarios failing with 20 MB messages once made a 240 MB summary.json.
+MESSAGE_CHARS = 4_000
+DETAILS_CHARS = 40_000
+
+
+def bounded(text: str, limit: int) -> str:
+    """``text`` cut at ``limit`` characters, saying how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} … [{len(text):,} characters in all, cut at {limit:,}]"
+
+
 # the skip reason of a scenario that ``--list`` did not run although the store could run it
 LISTED_NOT_RUN = "would run (listed by --list, not run)"
 

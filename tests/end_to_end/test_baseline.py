@@ -211,7 +211,7 @@ def test_a_baseline_that_is_no_summary_of_a_run_is_a_usage_error(run_suite, tmp_
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     for given, phrase in (("int-backend.json", "not a summary.json of a run: backend: Input should be a valid string"),
                           ("deep.json", "JSON nested deeper than Python can read"),
-                          ("/dev/zero", "not read: it is larger than 32 MB")):
+                          ("/dev/zero", "not read: it is larger than 16 MB")):
         result = run_suite("--store", "tests.stores.correct:ListStore", "--baseline", str(tmp_path / given),
                            report_dir=tmp_path / given.replace(".", "-").strip("/"))
         assert_usage_error(result, phrase)
@@ -372,3 +372,22 @@ def test_a_baseline_on_a_pipe_that_never_delivers_ends_by_its_deadline_or_a_sign
     assert stopped.exit_code == 130, stopped.output
     assert stopped.summary["message"] == "the run was interrupted by SIGTERM before any scenario ran"
     assert_error_reports(stopped)
+
+
+def test_the_largest_baseline_leaves_every_report_and_the_output_within_a_few_mb(run_suite, tmp_path):
+    """A baseline at every bound (5,000 results and 5,000 warnings, node ids of 300 characters, none of which
+    this run has): what the comparison copies of it into the reports (the cases gone, the warnings gone) keeps
+    each file, and the run's output, within a few MB."""
+    nodeids = [f"test_core.py::test_gone_{i:05d}_" + "x" * 270 for i in range(5_000)]
+    base = {"store": "tests.stores.correct:ListStore", "groups": ["core"],
+            "results": [{"nodeid": nodeid, "outcome": "passed"} for nodeid in nodeids],
+            "warnings": [{"nodeid": nodeid, "guarantee": "steady-appends", "text": "t" * 100} for nodeid in nodeids]}
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    assert (tmp_path / "base.json").stat().st_size < 16 << 20
+    result = run_suite("--store", "tests.stores.correct:ListStore", "--groups", "core", "--baseline",
+                       str(tmp_path / "base.json"), report_dir=tmp_path / "reports")
+    assert result.exit_code == 0, result.output[-3000:]
+    assert len(result.summary["comparison"]["gone"]) == 5_000
+    sizes = {path.name: path.stat().st_size for path in result.report_dir.iterdir()}
+    assert all(size < 4 << 20 for size in sizes.values()), sizes
+    assert len(result.output.encode()) < 1 << 20, len(result.output.encode())

@@ -377,6 +377,18 @@ def test_processes_the_store_leaves_end_with_the_run_named(run_suite):
         assert not os.path.exists(f"/proc/{pid}") or "Z" in open(f"/proc/{pid}/stat").read().split()[2]
 
 
+def test_huge_exceptions_of_the_store_leave_reports_and_output_of_a_few_mb(run_suite):
+    """Six or more scenarios fail with a 20 MB message and a 20 MB note each: every report file and the run's
+    output stay within a few MB, and each cut says how large the text was."""
+    result = run_suite("--store", hostile("RaisesHugeErrors"), "--groups", "core,ttl")
+    assert result.exit_code == 1, result.output[-3000:]
+    assert len(result.summary["failures"]) >= 6, result.summary["totals"]
+    sizes = {path.name: path.stat().st_size for path in result.report_dir.iterdir()}
+    assert all(size < 4 << 20 for size in sizes.values()), sizes
+    assert len(result.output.encode()) < 4 << 20, len(result.output.encode())
+    assert "characters in all, cut at" in result.summary["failures"][0]["message"]
+
+
 def test_a_fork_chain_the_store_leaves_ends_with_the_run_named_once(run_suite):
     """Each generation forks its successor and exits: no generation lives long enough to be killed by its pid.
     The worker's process group, which every generation inherits, is killed as one once the worker has ended;

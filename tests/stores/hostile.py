@@ -264,6 +264,16 @@ class LeavesProcesses(_OnRoundTrip):
             os._exit(0)
 
 
+class RaisesHugeErrors(ListStore):
+    """Every append raises an error whose message is 20 MB, with a 20 MB note: every scenario that appends
+    fails with it."""
+
+    def append(self, session_id, role, content):
+        error = ValueError("lost " + "x" * (20 << 20))
+        error.add_note("note " + "y" * (20 << 20))
+        raise error
+
+
 class ForksAChain(_OnRoundTrip):
     """Starts, in the round trip, a chain of processes in which each generation forks its successor and
     exits at once, every few milliseconds (for at most a minute): no generation lives long enough to be
