@@ -15,7 +15,9 @@ from urllib.parse import unquote, urlsplit
 # the user-info part of any URL: scheme://user:password@
 _USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^@/\s]+)@")
 MIN_SECRET_LENGTH = 4       # shorter passwords are only redacted inside URLs, not wherever they occur
+STRONG_LENGTH = 8           # a secret this long, not all letters, is redacted wherever it occurs
 MASK = "***"
+_WORD = "A-Za-z0-9_"        # what may not touch a weak secret for it to be the secret (not part of a word)
 
 
 def redact_url(url: str) -> str:
@@ -34,17 +36,29 @@ def url_secrets(url: str) -> list[str]:
     return sorted({password, unquote(password)}, key=len, reverse=True)
 
 
+def is_strong(secret: str) -> bool:
+    """Whether ``secret`` is unlikely to be part of ordinary text: at least STRONG_LENGTH characters, and not
+    letters alone (a word: ``test``, ``password``, ``changeme``)."""
+    return len(secret) >= STRONG_LENGTH and not secret.isalpha()
+
+
 class Redactor:
-    """Replaces URL credentials and the given secrets in any text."""
+    """Replaces URL credentials and the given secrets in any text: a strong secret (:func:`is_strong`) wherever
+    it occurs; a weak one (a short password, a word) only where it stands as the secret, not inside a word
+    or a name (``test`` is redacted in ``AUTH test``, ``PASSWORD=test`` and URLs, not in ``test_core.py``),
+    so that node ids and words stay readable and comparable between runs."""
 
     def __init__(self, secrets: list[str] | tuple[str, ...] = ()):
         self.secrets = tuple(s for s in secrets if len(s) >= MIN_SECRET_LENGTH)
+        self._strong = sorted((s for s in self.secrets if is_strong(s)), key=len, reverse=True)
+        weak = sorted((s for s in self.secrets if not is_strong(s)), key=len, reverse=True)
+        self._weak = re.compile(rf"(?<![{_WORD}])(?:{'|'.join(map(re.escape, weak))})(?![{_WORD}])") if weak else None
 
     def text(self, text: str) -> str:
         text = redact_url(text)
-        for secret in self.secrets:
+        for secret in self._strong:
             text = text.replace(secret, MASK)
-        return text
+        return self._weak.sub(MASK, text) if self._weak else text
 
 
 def map_strings(value: Any, change: Callable[[str], str]) -> Any:

@@ -97,6 +97,23 @@ def test_a_password_in_the_redis_url_is_shown_nowhere(run_suite, tmp_path, passw
     assert re.search(r"could not use redis://\*\*\*@127\.0\.0\.1", result.summary["failures"][0]["message"])
 
 
+def test_a_password_that_is_a_word_is_redacted_as_the_secret_and_node_ids_stay_whole(run_suite, tmp_path):
+    """The password ``test``: redacted in the store's URL and wherever it stands alone, but node ids
+    (``test_core.py::test_...``) are not cut to ``***_core.py::***_...``, so that runs compare."""
+    server = RedisServer("--requirepass", "test")
+    try:
+        result = as_action(run_suite, tmp_path, "--store", "tests.stores.hostile:PrintsItsUrl", "--redis",
+                           server.url(userinfo="default:test"), "-k", "round_trip_keeps")
+    finally:
+        server.stop()
+    assert result.exit_code == 1, result.output
+    nodeid = "test_core.py::test_round_trip_keeps_role_content_and_order"
+    assert [r["nodeid"] for r in result.summary["results"]] == [nodeid]
+    assert "connecting to redis://***@127.0.0.1" in result.output
+    assert nodeid in (tmp_path / "sum").read_text()
+    assert "***_core.py" not in result.output
+
+
 def test_a_key_left_without_ttl_reaches_summary_json_and_the_job_summary(run_suite, tmp_path):
     """The store's list expires but its ``:last-active`` key does not: the worker finds that key
     after the scenario, and summary.json and the job summary name it with its scenario, though the
