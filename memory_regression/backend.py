@@ -140,6 +140,7 @@ class Backend:
     # a cluster's nodes, or a server in a container (.containers.ServerContainer)
     _owned: tuple[Any, ...] = ()
     pauses_at_start: int | None = None   # CLIENT PAUSE's count when the run began (server_health.examine)
+    reserved: Any = None    # the suite's connection kept for the run (server_health.reserve)
 
     def endpoint(self, slot: int) -> Endpoint:
         """The database of worker ``slot`` (0 .. max_workers - 1)."""
@@ -157,9 +158,11 @@ class Backend:
             if gone:
                 return ServerCheck(False, gone)
         restart = self._owned[0].restart if self.kind == "server" else None
-        return examine(self.admin_url or self.url, self.pauses_at_start, restart)
+        return examine(self.admin_url or self.url, self.pauses_at_start, restart, reserved=self.reserved)
 
     def stop(self) -> None:
+        if self.reserved is not None:
+            self.reserved.close()
         owned, self._owned = self._owned, ()
         for each in owned:
             each.stop()

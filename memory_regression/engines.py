@@ -23,7 +23,7 @@ import redis
 
 from .backend import HEALTH_TIMEOUT_S, Backend, BackendError, BackendUsageError, UnusableDatabase
 from .redaction import redact_url, url_secrets
-from .server_health import ANSWERS, ServerCheck, pauses
+from .server_health import ANSWERS, ServerCheck, pauses, reserve
 from .servers import (CLUSTER_MASTERS, ServerProcess, _server_version, find_server_binary, find_valkey_binary, join,
                       start_cluster_node)
 
@@ -294,6 +294,7 @@ def open_engines(choice: str, allow_flush: bool) -> Engines:
             backend = open_backend(entry, allow_flush)
             if backend.kind != "fakeredis":
                 backend.pauses_at_start = pauses(backend.admin_url or backend.url)
+                backend.reserved = reserve(backend.admin_url or backend.url)
             opened.append(Engine(name, entry, backend))
     except BaseException:
         for engine in opened:

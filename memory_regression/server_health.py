@@ -13,6 +13,9 @@ is undone. :func:`examine` tells the cases apart on evidence:
 - it answers nothing: it is waited for, up to :data:`RECOVERY_S`; when it answers again, the
   server's command statistics say whether CLIENT PAUSE ran since the run began (the private servers
   forbid it to the stores; a server of the user's cannot), else the possible causes are listed;
+- it refuses new clients because its connections are exhausted (``maxclients``): the store opened
+  them, as the suite holds a few; the suite's reserved connection (:func:`reserve`, opened before
+  any store runs) reads how many, and the run stops with the store's failure;
 - its process is gone, or it never answers again: Redis went away.
 """
 
@@ -45,10 +48,42 @@ class ServerCheck:
 ANSWERS = ServerCheck()
 
 
-def client(url: str, timeout: float = POLL_TIMEOUT_S) -> redis.Redis:
-    """The suite's client for examining a server: one try per command, short timeouts."""
+EXHAUSTED = "max number of clients reached"   # what Redis answers a new client past maxclients
+
+
+def client(url: str, timeout: float = POLL_TIMEOUT_S, single: bool = False) -> redis.Redis:
+    """The suite's client for examining a server: one try per command, short timeouts (``single``: one
+    connection, kept)."""
     return redis.Redis.from_url(url, decode_responses=True, socket_timeout=timeout, socket_connect_timeout=timeout,
-                                retry=Retry(NoBackoff(), 0))
+                                retry=Retry(NoBackoff(), 0), single_connection_client=single)
+
+
+def reserve(url: str) -> redis.Redis | None:
+    """A connection of the suite's own, opened before any store runs and kept for the run: when a store
+    exhausts the server's connections, no new one can be opened, and this one still reads the server.
+    None when it cannot be opened."""
+    reserved = client(url, single=True)
+    try:
+        reserved.ping()
+    except (redis.RedisError, OSError):
+        reserved.close()
+        return None
+    return reserved
+
+
+def _exhausted(reserved: redis.Redis | None) -> ServerCheck:
+    """The server refuses new clients: how many it holds, read over the reserved connection."""
+    counts = ""
+    if reserved is not None:
+        try:
+            info = reserved.info("clients")
+            counts = f" ({info['connected_clients']} connected, of maxclients {info['maxclients']})"
+        except (redis.RedisError, OSError, KeyError):
+            pass
+    return ServerCheck(False, f"the server's connections are exhausted{counts}: it refused every new client, the "
+                              "suite's included. The suite holds a few connections a worker, so the rest are the "
+                              "store's: connections it opened and did not close, or a pool larger than the server "
+                              "allows", by_store=True)
 
 
 def pauses(url: str) -> int | None:
@@ -61,9 +96,10 @@ def pauses(url: str) -> int | None:
 
 
 def examine(url: str, pauses_before: int | None, restart: Callable[[], None] | None,
-            recovery_s: float = RECOVERY_S) -> ServerCheck:
+            recovery_s: float = RECOVERY_S, reserved: redis.Redis | None = None) -> ServerCheck:
     """Examine the server at ``url`` (the suite's user) after a scenario failed; ``restart``
-    restarts it where the suite owns it (None: a server of the user's, or a cluster)."""
+    restarts it where the suite owns it (None: a server of the user's, or a cluster); ``reserved``: the
+    suite's kept connection (:func:`reserve`)."""
     started = time.monotonic()
     last_error: Exception | None = None
     while True:
@@ -78,7 +114,9 @@ def examine(url: str, pauses_before: int | None, restart: Callable[[], None] | N
             break   # it answers, with an error of its own (NOAUTH, ...): not held
         except redis.TimeoutError as exc:   # held, or slow: wait
             last_error = exc
-        except (redis.ConnectionError, OSError) as exc:   # refused, reset: it is gone
+        except (redis.ConnectionError, OSError) as exc:   # refused, reset: it is gone, or full
+            if EXHAUSTED in str(exc):
+                return _exhausted(reserved)
             return ServerCheck(False, f"the server does not answer: {exc}")
         if time.monotonic() - started >= recovery_s:
             return ServerCheck(False, f"the server answered nothing for {recovery_s:g} s ({last_error}); possible "

@@ -34,9 +34,11 @@ START_TIMEOUT_S = 10.0
 SUITE_USER = "memory-regression-suite"
 
 
-# what a store may not run on the private server: each would destroy the suite's server or data
+# what a store may not run on the private server: each would destroy the suite's server or data, or hold or
+# cut the suite's own connections (CLIENT KILL USER on the suite's user, then blamed on the suite)
 FORBIDDEN_COMMANDS = ("flushall", "flushdb", "shutdown", "debug", "config", "swapdb", "save", "bgsave",
-                      "bgrewriteaof", "replicaof", "slaveof", "failover", "acl", "module", "client|pause")
+                      "bgrewriteaof", "replicaof", "slaveof", "failover", "acl", "module", "client|pause",
+                      "client|kill")
 
 
 # and on a cluster's nodes, what would take the cluster apart (a store's RedisCluster client needs the

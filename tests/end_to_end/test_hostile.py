@@ -10,7 +10,7 @@ import redis
 from junitparser import JUnitXml
 
 from memory_regression.servers import FORBIDDEN_COMMANDS, ServerProcess, find_server_binary
-from tests.conftest import run_entrypoint
+from tests.conftest import RedisServer, run_entrypoint
 
 ROUND_TRIP = "test_round_trip_keeps_role_content_and_order"
 STATEFUL = "test_random_operations_match_the_model"
@@ -179,7 +179,8 @@ def test_threads_the_store_leaves_running_do_not_keep_the_run_alive(run_suite):
 
 
 @pytest.mark.parametrize("store, command", [("FlushesAll", "FLUSHALL"), ("ShutsDownTheServer", "SHUTDOWN"),
-                                            ("PausesTheServer", "CLIENT PAUSE")])
+                                            ("PausesTheServer", "CLIENT PAUSE"),
+                                            ("KillsTheSuitesConnections", "CLIENT KILL")])
 def test_a_store_that_sabotages_the_server_is_a_finding_that_names_the_command(run_suite, all_but_one, store, command):
     result = run_suite("--store", hostile(store), *QUICK_GROUPS)
     assert result.exit_code == 1, result.output
@@ -387,6 +388,21 @@ def test_huge_exceptions_of_the_store_leave_reports_and_output_of_a_few_mb(run_s
     assert all(size < 4 << 20 for size in sizes.values()), sizes
     assert len(result.output.encode()) < 4 << 20, len(result.output.encode())
     assert "characters in all, cut at" in result.summary["failures"][0]["message"]
+
+
+def test_connections_the_store_exhausts_are_its_failure_not_redis_going_away(run_suite):
+    """A store that keeps every connection it opens, on a server of the user's with maxclients 40: no new
+    client can connect, the suite's included; the suite's reserved connection reads the server's count,
+    and the run stops as the store's failure (exit 1), not as Redis going away (exit 3)."""
+    server = RedisServer("--maxclients", "40")
+    try:
+        result = run_suite("--store", hostile("LeaksConnections"), "--redis", server.url(), "--groups", "core")
+    finally:
+        server.stop()
+    assert result.exit_code == 1, result.output[-3000:]
+    summary = result.summary
+    assert summary["status"] == "failed", summary["message"]
+    assert "connections are exhausted" in summary["message"] and "maxclients 40" in summary["message"], summary
 
 
 def test_a_fork_chain_the_store_leaves_ends_with_the_run_named_once(run_suite):

@@ -130,6 +130,13 @@ class FlushesAll(_OnRoundTrip):
         self.redis.flushall()
 
 
+class KillsTheSuitesConnections(_OnRoundTrip):
+    """Runs CLIENT KILL USER on the suite's own user: every connection the suite holds to the server."""
+
+    def misbehave(self):
+        self.redis.execute_command("CLIENT", "KILL", "USER", "memory-regression-suite")
+
+
 class ShutsDownTheServer(_OnRoundTrip):
     """Runs SHUTDOWN."""
 
@@ -272,6 +279,22 @@ class RaisesHugeErrors(ListStore):
         error = ValueError("lost " + "x" * (20 << 20))
         error.add_note("note " + "y" * (20 << 20))
         raise error
+
+
+class LeaksConnections(ListStore):
+    """Each append opens a connection of its own and keeps it open: the server's maxclients is reached."""
+
+    def __init__(self, redis, namespace, max_messages, ttl):
+        super().__init__(redis, namespace, max_messages, ttl)
+        self.leaked = []
+
+    def append(self, session_id, role, content):
+        pool = self.redis.connection_pool
+        leak = type(self.redis)(connection_pool=type(pool)(connection_class=pool.connection_class,
+                                                           **pool.connection_kwargs))
+        leak.ping()
+        self.leaked.append(leak)
+        super().append(session_id, role, content)
 
 
 class ForksAChain(_OnRoundTrip):
