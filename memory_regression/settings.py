@@ -213,8 +213,10 @@ OPTIONS: tuple[Option, ...] = (
            doc="the `summary.json` of an earlier run (the base branch's) to compare this run with: every report gets "
                'a section saying which scenarios newly fail, pass or are skipped, what the conformance level lost or '
                'gained, which warnings are new or gone, and which figures (latency against the Redis floor, bytes per'
-               ' message) moved beyond the noise ([reports](reports.md#compared-with-a-baseline)); a file that is '
-               'missing or no summary of a run is a usage error (exit 2)'),
+               ' message) moved beyond the noise ([reports](reports.md#compared-with-a-baseline)); it is read before '
+               'any scenario runs, and a file that is missing, larger than 16 MB, a pipe that does not deliver within '
+               '10 s, or no summary of a run (each field is checked: the message names the one that is wrong) is a '
+               'usage error (exit 2)'),
     Option("--write-baseline", None, "also write this run's summary as a baseline to commit (memory-baseline.json), "
            "for --baseline to compare later runs with: summary.json without what changes between runs of the same "
            "code (durations, the server's port, report paths); written when the run judged the store", "FILE",
