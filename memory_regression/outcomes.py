@@ -25,11 +25,10 @@ from .adapter import FACTORY, raised_by_store, raised_in
 from .clients import IDLE_CLOSE_SIGN, idle_close_defect
 from .frames import exception_chain, user_traceback
 from .redaction import Redactor, map_strings
+from .results import DETAILS_LIMIT
 from .diagnosis import HistoryMismatch
 from .foreign import StoreProcessError
 
-CAPTURE_LIMIT = 64 * 1024        # characters of captured output kept per section of a scenario's report
-DETAILS_LIMIT = 3000             # characters of a traceback kept in a verdict's details
 
 
 # the frames of pytest's own machinery, left out of a failure the suite renders itself
@@ -54,14 +53,6 @@ def unrendered_report(item: pytest.Item, call: pytest.CallInfo, error: Exception
 def redacted(value: Any, redactor: Redactor) -> Any:
     """``value`` with every string in it, however nested in dicts and lists, redacted."""
     return map_strings(value, redactor.text)
-
-
-def cap(text: str, limit: int, what: str) -> str:
-    """``text`` cut to ``limit`` characters, saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    return (text[:limit] + f"\n[... {len(text) - limit:,} more characters of {what} cut: the suite keeps "
-            f"the first {limit // 1024} KB of each]")
 
 
 def describe_outcome(report: pytest.TestReport, excinfo: Any, stores: list[Any] = ()) -> dict[str, Any]:

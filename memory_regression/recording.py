@@ -12,7 +12,7 @@ import pytest
 
 from . import html_report, reports
 from .outcomes import NOT_JUDGED
-from .results import DETAILS_CHARS, MESSAGE_CHARS, Outcome, RunSummary, ScenarioResult, bounded
+from .results import Outcome, RunSummary, ScenarioResult
 
 
 def outcome_of(report: pytest.TestReport, verdict: dict[str, Any] | None) -> Outcome:
@@ -26,14 +26,6 @@ def outcome_of(report: pytest.TestReport, verdict: dict[str, Any] | None) -> Out
     if verdict is None:
         return Outcome.FAILED if report.when == "call" else Outcome.ERROR
     return Outcome.ERROR if verdict.get(NOT_JUDGED) else Outcome.FAILED
-
-
-def _bound_pytests_text(report: pytest.TestReport) -> None:
-    """The traceback and the captured output pytest keeps with a report, which junit.xml, report.html and
-    the terminal show, cut to what a report may take."""
-    if report.longrepr is not None and len(text := str(report.longrepr)) > DETAILS_CHARS:
-        report.longrepr = bounded(text, DETAILS_CHARS)
-    report.sections = [(title, bounded(content, DETAILS_CHARS)) for title, content in report.sections]
 
 
 class Recorder:
@@ -55,15 +47,12 @@ class Recorder:
                 or (recorded and report.failed and result.outcome in (Outcome.PASSED, Outcome.SKIPPED))):
             result.outcome = outcome_of(report, verdict)
             if verdict is not None and (report.failed or report.skipped):
-                result.message = bounded(str(verdict["message"]), MESSAGE_CHARS)
-                result.details = bounded(str(verdict["details"]), DETAILS_CHARS)
+                result.message, result.details = verdict["message"], verdict["details"]
         if recorded or report.when == "call" or not report.passed:
             result.duration_s = round(result.duration_s + report.duration, 4)
             self.results[report.nodeid] = result
-        result.findings += [bounded(str(text), MESSAGE_CHARS) for text in getattr(report, "memory_findings", [])]
-        result.warnings += [{**warning, "text": bounded(str(warning.get("text", "")), MESSAGE_CHARS)}
-                            for warning in getattr(report, "memory_warnings", [])]
-        _bound_pytests_text(report)
+        result.findings += getattr(report, "memory_findings", [])
+        result.warnings += getattr(report, "memory_warnings", [])
         result.guarantees = [g for g in result.guarantees if g not in getattr(report, "memory_unjudged", [])]
         result.measurements += getattr(report, "memory_measurements", [])
         for key in getattr(report, "memory_keys_without_ttl", []):

@@ -21,7 +21,7 @@ from typing import Callable
 from .contract import UsageError
 from .redaction import Redactor
 from .renderings import render_comment, render_markdown
-from .results import DETAILS_CHARS, Outcome, RunSummary, bounded
+from .results import CAPTURE_LIMIT, Outcome, RunSummary, cap
 
 # the permission bits a new file here goes without (the umask), read once, at import, as only setting it reads it
 _UMASK = os.umask(0o022)
@@ -230,7 +230,7 @@ def write_all(summary: RunSummary, paths: ReportPaths, redactor: Redactor, sourc
     elif pytest_junit is not None and pytest_junit.is_file():
         attempt(paths.junit, lambda: place_junit_cases(summary, pytest_junit.read_text(encoding="utf-8"), source_root))
     if summary.message:   # a run's message may hold the store's traceback (an import that failed)
-        summary.message = bounded(summary.message, DETAILS_CHARS)
+        summary.message = cap(summary.message, CAPTURE_LIMIT, "this message")
     compared = summary.comparison is not None
     summary.report_files = {**written_reports(paths), "summary_md": str(paths.summary_md),
                             "summary_json": str(paths.summary_json),

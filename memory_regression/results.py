@@ -62,18 +62,19 @@ class Outcome(str, Enum):
         return self.value
 
 
-# What a store's text may take in the reports, whatever it raises: a scenario's one-line message, its details
-# (expected against actual, a traceback's end), a finding's or a warning's text, the traceback pytest keeps, a
-# run's message. Six scenarios failing with 20 MB messages once made a 240 MB summary.json.
-MESSAGE_CHARS = 4_000
-DETAILS_CHARS = 40_000
+# What of the store's text a result and the reports keep, whatever the store printed or raised (six scenarios
+# failing with 20 MB messages once made a 240 MB summary.json): each cut says how much was left out.
+CAPTURE_LIMIT = 64 * 1024   # characters of captured output, of pytest's traceback, of a run's message
+DETAILS_LIMIT = 3000        # characters of a traceback kept in a verdict's details, of a finding or a warning
+MESSAGE_LIMIT = 4 * 1024    # characters of a verdict's message
 
 
-def bounded(text: str, limit: int) -> str:
-    """``text`` cut at ``limit`` characters, saying how long it was."""
+def cap(text: str, limit: int, what: str) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was cut."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]} … [{len(text):,} characters in all, cut at {limit:,}]"
+    return (text[:limit] + f"\n[... {len(text) - limit:,} more characters of {what} cut: the suite keeps "
+            f"the first {limit // 1024} KB of each]")
 
 
 # the skip reason of a scenario that ``--list`` did not run although the store could run it

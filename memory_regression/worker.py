@@ -33,11 +33,10 @@ from .frames import without_harness_frames
 from .profiles import TokenCounter
 from .redaction import Redactor, map_strings, sendable
 from .groups import scenario_group
-from .outcomes import (CAPTURE_LIMIT, DETAILS_LIMIT, cap, describe_outcome, module_command, server_misfit,
-                       redacted, unrendered_report)
+from .outcomes import describe_outcome, module_command, redacted, server_misfit, unrendered_report
 from .observe import needs_probe, observe, unfilled_text
 from .proposals import fixes_of
-from .results import LISTED_NOT_RUN, Status
+from .results import CAPTURE_LIMIT, DETAILS_LIMIT, LISTED_NOT_RUN, MESSAGE_LIMIT, Status, cap
 from .settings import Settings
 from .call_page import CallPage, call_page_path
 from .writers import bind, counter_for
@@ -263,8 +262,10 @@ class ScenarioWorker:
             if misfit:
                 self.abort(Status.USAGE_ERROR, misfit)
         if report.failed or report.skipped:
-            report.memory_verdict = redacted(describe_outcome(report, call.excinfo, item.stash.get(STORES_KEY, [])),
-                                             self.redactor)
+            verdict = describe_outcome(report, call.excinfo, item.stash.get(STORES_KEY, []))
+            verdict["message"] = cap(verdict["message"], MESSAGE_LIMIT, "this message")
+            verdict["details"] = cap(verdict["details"], CAPTURE_LIMIT, "these details")
+            report.memory_verdict = redacted(verdict, self.redactor)
         if report.failed:   # pytest's own rendering stays, unless it holds a secret or is too long
             text = report.longreprtext
             safe = cap(self.redactor.text(text), CAPTURE_LIMIT, "this failure's text")
