@@ -86,7 +86,12 @@ def test_store_raises_when_the_server_is_down(stores):
     believes the message is stored. If load returns an empty history: silent amnesia, the model
     answers as if the conversation had never happened, and nothing in the logs says why. Let the
     connection error through (or raise one of your own); the caller decides whether to go on
-    without memory."""
+    without memory.
+
+    A store is first built where the server is up: one that cannot be built at all fails here with
+    its own error (it passes nothing), and only a store that builds there may raise while it is
+    built on the dead server."""
+    stores.new().instance_for("down")
     with dead_address() as url:
         try:
             store = stores.new_on(url)

@@ -63,3 +63,12 @@ class InTheProcess:
 
     def load(self, session_id):
         return list(self.sessions.get(session_id, []))
+
+
+class RefusesToBeBuilt(ListStore):
+    """Refuses every set of arguments, as Agent Framework's history provider refused a client beside a URL
+    ("redis_client, redis_url, and credential_provider are mutually exclusive"): no scenario can judge it,
+    and none may pass, the server-down scenario included (it once returned early on any build error)."""
+
+    def __init__(self, redis, namespace, max_messages, ttl):
+        raise ValueError("redis and namespace are mutually exclusive")

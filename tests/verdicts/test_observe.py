@@ -68,3 +68,14 @@ def test_stores_that_take_everything_are_not_probed(tmp_path):
     done = runner("--list", "--store", "tests.stores.correct:ListStore", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "observed" not in done.stdout and "does not fill" not in done.stdout
+
+
+def test_a_store_that_cannot_be_built_passes_nothing(run_suite):
+    """Every build raises: every scenario that builds the store fails with that error, the server-down
+    scenario too, which accepts a build error only on the dead server, once the store built on the live one."""
+    result = run_suite("--store", "tests.stores.misbound:RefusesToBeBuilt", "--groups", "core,faults")
+    assert result.exit_code == 1, result.output
+    outcomes = {r["scenario"]: r["outcome"] for r in result.summary["results"]}
+    assert outcomes["test_store_raises_when_the_server_is_down"] == "failed", outcomes
+    assert "passed" not in outcomes.values(), outcomes
+    assert all("mutually exclusive" in f["message"] for f in result.summary["failures"]), result.summary["failures"]
