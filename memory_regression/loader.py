@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import os
 import sys
 import traceback
@@ -87,8 +88,18 @@ def load_object(spec: str, workdir: Path, what: str = "store") -> tuple[Any, Pat
         raise UsageError(
             f"--{what} {spec!r}: {module_part} has no attribute {name!r} "
             f"(it defines: {', '.join(public) or 'nothing public'})") from None
-    source = getattr(module, "__file__", None)
-    return obj, Path(source).resolve() if source else None
+    return obj, _source_file(obj, module)
+
+
+def _source_file(obj: Any, module: Any) -> Path | None:
+    """Where ``obj`` is defined: its own module's file (a class a package re-exports is defined in the
+    module it came from), else the file of the module it was named in (an instance, a graph)."""
+    try:
+        source = inspect.getsourcefile(obj)
+    except TypeError:   # no class, function or module: built in the module that names it
+        source = None
+    source = source or getattr(module, "__file__", None)
+    return Path(source).resolve() if source else None
 
 
 def raised_in(exc: BaseException, package: str) -> bool:
