@@ -91,6 +91,8 @@ def unwrap_flaky(exc: BaseException) -> tuple[BaseException, bool]:
 
 
 def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) -> dict[str, Any]:
+    if isinstance(exc, BaseExceptionGroup):   # Hypothesis found several distinct failures: each is told
+        return _describe_each(report, exc, stores)
     steps = "\n".join(getattr(exc, "__notes__", []))  # Hypothesis lists the steps of a failing sequence here
     if isinstance(exc, HistoryMismatch):
         return {**_verdict(exc.diagnosis, "\n".join(filter(None, [exc.listing.text(), steps]))),
@@ -121,6 +123,21 @@ def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) 
     if hint:
         short += f" ({hint})"
     return _verdict(f"{origin} {short}", report.longreprtext[-DETAILS_LIMIT:])
+
+
+def _describe_each(report: pytest.TestReport, group: BaseExceptionGroup, stores: list[Any]) -> dict[str, Any]:
+    """Several distinct failures in one scenario (Hypothesis's "found 2 distinct failures"): the store's are its
+    failures, each said with its own details; only when none is the store's did the scenario judge nothing."""
+    parts = [_describe(report, each, stores) for each in group.exceptions]
+    found = [part for part in parts if not part.get(NOT_JUDGED)]
+    if not found:
+        return parts[0]
+    others = len(parts) - len(found)
+    message = (f"{len(found)} distinct failures: " + "; ".join(f"({i}) {part['message']}" for i, part in
+                                                                enumerate(found, 1))
+               + (f"; and {others} raised by the suite's own code ({NOT_THE_STORE})" if others else ""))
+    return _verdict(message, "\n\n".join(f"({i}) {part['message']}\n{part['details']}".rstrip()
+                                          for i, part in enumerate(found, 1)))
 
 
 # what a scenario's exception that no call of the store raised is (adapter.raised_by_store): the scenario

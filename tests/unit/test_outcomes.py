@@ -133,3 +133,19 @@ def test_what_the_suite_raised_outside_any_call_of_the_store_is_said_not_to_be_t
     assert teardown["message"] == (f"the suite's own code raised KeyError: 'x', in the scenario's teardown: "
                                    f"{NOT_THE_STORE}")
     assert teardown[NOT_JUDGED] is True
+
+
+def test_several_distinct_failures_are_each_the_stores():
+    """Hypothesis raises an exception group when it finds several distinct failures: the store's are its
+    failures, each told; the group is no defect of the suite's."""
+    store = adapter()
+
+    def group(*exceptions):
+        raise ExceptionGroup("Hypothesis found 2 distinct failures.", list(exceptions))
+    found = raised(lambda: group(raised(lambda: store.append("s", "user", "refused")),
+                                 AssertionError("load returned 3 messages, expected 2")))
+    verdict = verdict_of(found)
+    assert NOT_JUDGED not in verdict
+    assert verdict["message"] == ("2 distinct failures: (1) the store raised ConnectionError: the server refused the "
+                                  "append; (2) load returned 3 messages, expected 2")
+    assert verdict_of(raised(lambda: group(raised(lambda: {}["x"]), KeyError("y"))))[NOT_JUDGED] is True
