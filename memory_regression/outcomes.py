@@ -24,7 +24,7 @@ import redis
 from .adapter import FACTORY, raised_by_store, raised_in
 from .clients import IDLE_CLOSE_SIGN, idle_close_defect
 from .frames import exception_chain, user_traceback
-from .redaction import Redactor, map_strings
+from .redaction import Redactor, map_strings, redact_url
 from .results import DETAILS_LIMIT
 from .diagnosis import HistoryMismatch
 from .foreign import StoreProcessError
@@ -122,7 +122,27 @@ def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) 
     hint = cluster_hint(exc) or (idle_close_defect(stores) if IDLE_CLOSE_SIGN in str(exc) else None)
     if hint:
         short += f" ({hint})"
+    answer = service_answer(exc)
+    if answer:   # another component failed, the service the store calls: said as what it is
+        return _verdict(f"the service the store calls failed: it answered {answer}; {origin} {short}",
+                        report.longreprtext[-DETAILS_LIMIT:])
     return _verdict(f"{origin} {short}", report.longreprtext[-DETAILS_LIMIT:])
+
+
+def service_answer(exc: BaseException) -> str | None:
+    """The HTTP error status a service answered the store, where the exception carries the response (httpx's
+    HTTPStatusError, requests' HTTPError, an API client's errors built on them): ``HTTP 500 (Internal Server
+    Error) to PUT URL``, the URL without its credentials."""
+    for link in exception_chain(exc):
+        response = getattr(link, "response", None)
+        status = getattr(response, "status_code", None)
+        if type(status) is int and status >= 400:
+            phrase = getattr(response, "reason_phrase", None) or getattr(response, "reason", None)
+            request = getattr(response, "request", None)
+            method, url = getattr(request, "method", None), getattr(request, "url", None)
+            return (f"HTTP {status}" + (f" ({phrase})" if isinstance(phrase, str) and phrase else "")
+                    + (f" to {method} {redact_url(str(url))}" if isinstance(method, str) and url else ""))
+    return None
 
 
 def _describe_each(report: pytest.TestReport, group: BaseExceptionGroup, stores: list[Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@ raised it (its factory, a method, reading what its load returned), else the suit
 a finding about the store: the scenario judged nothing (its verdict says so, and its outcome is an
 error). No class of the store's can move its exception from one side to the other."""
 
+import httpx
 import pytest
 
 from memory_regression.adapter import OutcomeFromStore, StoreAdapter
@@ -21,6 +22,11 @@ class LazyStore:
             raise ConnectionError("the server refused the append")
         if content == "unmarkable":
             raise Unmarkable("an exception that takes no attributes and hides them")
+        if content == "summarised":   # the store's service, whose summariser has no model credentials
+            request = httpx.Request("PUT", "http://127.0.0.1:8000/v1/working-memory/s")
+            raise httpx.HTTPStatusError("Server error '500 Internal Server Error' for url "
+                                        "'http://127.0.0.1:8000/v1/working-memory/s'", request=request,
+                                        response=httpx.Response(500, request=request))
         self.sessions.setdefault(session_id, []).append({"role": role, "content": content})
 
     def get_messages(self, session_id):
@@ -149,3 +155,13 @@ def test_several_distinct_failures_are_each_the_stores():
     assert verdict["message"] == ("2 distinct failures: (1) the store raised ConnectionError: the server refused the "
                                   "append; (2) load returned 3 messages, expected 2")
     assert verdict_of(raised(lambda: group(raised(lambda: {}["x"]), KeyError("y"))))[NOT_JUDGED] is True
+
+
+def test_a_service_that_answers_an_http_error_is_named_as_what_failed():
+    """The store calls a service (agent-memory-server) whose summariser fails: the failure is the service's
+    answer, said as such, with the store's own message."""
+    store = adapter()
+    assert message_of(raised(lambda: store.append("s", "user", "summarised"))) == (
+        "the service the store calls failed: it answered HTTP 500 (Internal Server Error) to PUT "
+        "http://127.0.0.1:8000/v1/working-memory/s; the store raised httpx.HTTPStatusError: Server error '500 Internal "
+        "Server Error' for url 'http://127.0.0.1:8000/v1/working-memory/s'")
