@@ -55,9 +55,12 @@ def out_of_run(history: list[Message], appended: dict[Message, tuple[int, int]])
         runs.setdefault(w, []).append(i)
     for w, indices in sorted(runs.items()):
         for before, after in zip(indices, indices[1:]):
-            if after != before + 1:
-                return (f"writer {w + 1}'s message #{after + 1} follows its #{before + 1}"
-                        + (f", and its #{before + 2} is missing" if after > before + 1 else ", out of order"))
+            if after == before + 1:
+                continue
+            follows = f"writer {w + 1}'s message #{after + 1} follows its #{before + 1}"
+            if before + 1 in indices:   # present, further on: moved, not lost
+                return f"{follows}, and its #{before + 2} comes later in the history: reordered"
+            return follows + (f", and its #{before + 2} is missing" if after > before + 1 else ", out of order")
     return None
 
 
