@@ -70,6 +70,14 @@ def _times(count: int) -> str:
     return {1: "once", 2: "twice"}.get(count, f"{count} times")
 
 
+def _repeat(lost: Message, expected: Sequence[Message], actual: Sequence[Message]) -> str:
+    """What a lost message that the history still holds is: one of a repeat, held fewer times."""
+    if lost not in actual:
+        return ""
+    return (f", a repeat: the same message comes {_times(expected.count(lost))}, the history holds it "
+            f"{_times(actual.count(lost))}")
+
+
 def unmatched(items: Sequence[Message], others: Sequence[Message]) -> list[Message]:
     """The messages of ``items`` that ``others`` does not hold, in order, counting repeats: of a
     message that comes twice, a history holding it once leaves the second unmatched."""
@@ -185,6 +193,12 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
                 "(a score of whole seconds that the appends of one second share, a constant)")
     if not actual:
         return f"history is empty; expected {messages(len(expected))}"
+    missing, extra = unmatched(expected, actual), unmatched(actual, expected)
+    dropped = next((message for message in missing if message in actual), None)
+    if dropped is not None and len(actual) >= len(expected):   # the window filled up with an older message instead
+        instead = f", and holds {_number(extra[0], appended)} instead, which the window should have dropped"
+        return (f"lost {_number(dropped, appended)} ({dropped.describe(LOST_WIDTH)}"
+                f"{_repeat(dropped, expected, actual)})" + (instead if extra else ""))
     if len(actual) == len(expected):
         for index, (want, got) in enumerate(zip(expected, actual)):
             if want == got:
@@ -200,11 +214,9 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
                 return (f"message {index + 1} of the history was altered: "
                         f"{_first_content_difference(want.content, got.content)}")
             return f"position {index + 1} holds {_number(got, appended)}, expected {_number(want, appended)}"
-    missing, extra = unmatched(expected, actual), unmatched(actual, expected)
     if len(actual) < len(expected) and not extra:
-        repeat = (f", a repeat: the same message comes {_times(expected.count(missing[0]))}, the history holds it "
-                  f"{_times(actual.count(missing[0]))}" if missing[0] in actual else "")
-        return (f"lost {_number(missing[0], appended)} ({missing[0].describe(LOST_WIDTH)}{repeat})"
+        return (f"lost {_number(missing[0], appended)} ({missing[0].describe(LOST_WIDTH)}"
+                f"{_repeat(missing[0], expected, actual)})"
                 + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
                 + f": history has {messages(len(actual))}, expected {len(expected)}")
     if len(actual) > len(expected) and not missing:

@@ -351,3 +351,16 @@ def test_a_lost_repeat_is_a_lost_message_of_a_repeat():
     assert diagnose(appended, [hello, again], appended) == (
         "lost message 2 of 3 (user: 'continue', a repeat: the same message comes twice, the history holds it once): "
         "history has 2 messages, expected 3")
+
+
+def test_a_repeat_dropped_from_a_full_window_is_named_at_any_window():
+    """At N=20 of 21 appends, a store that drops the repeat keeps the oldest message instead: the diagnosis is
+    the dropped repeat, as with a window that is not full, not a shifted position."""
+    from memory_regression.diagnosis import diagnose
+    appended = [Message("user", f"m{i}") for i in range(1, 11)] + [Message("user", "continue")] * 2 + [
+        Message("user", f"m{i}") for i in range(13, 22)]
+    expected = appended[-20:]
+    kept = [message for i, message in enumerate(appended) if i != 11][-20:]
+    assert diagnose(expected, kept, appended) == (
+        "lost message 11 of 21 (user: 'continue', a repeat: the same message comes twice, the history holds it "
+        "once), and holds message 1 of 21 instead, which the window should have dropped")
