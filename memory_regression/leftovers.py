@@ -82,19 +82,34 @@ def _processes(groups: set[int]) -> dict[int, tuple[str, int]]:
     return found
 
 
-def _alive(group: int) -> bool:
-    """Whether any process is left in process group ``group``, once the ended ones that are children of this
-    process (the orphans it reaps) are reaped: a zombie is still a member."""
+def _emptied(group: int, keep: set[int]) -> set[int]:
+    """Kill what is left in process group ``group`` (a worker's, once the worker has ended) and reap it; the
+    pids reaped. A group is killed as one, so no generation of a chain of forks outlives it: once killed,
+    nothing in it forks again, and a look through /proc then sees all that is left. ``keep`` (the worker,
+    which leads the group and is xdist's to reap) is left alone."""
     try:
-        while os.waitpid(-group, os.WNOHANG)[0]:
-            pass
-    except ChildProcessError:
-        pass
-    try:
-        os.killpg(group, 0)
+        os.killpg(group, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        return False
-    return True
+        return set()
+    reaped: set[int] = set()
+    deadline = time.monotonic() + GRACE_S
+    while True:
+        living = False
+        for entry in Path("/proc").iterdir():
+            stat = process_stat(int(entry.name)) if entry.name.isdigit() else None
+            if stat is None or stat[3] != group or int(entry.name) in keep:
+                continue
+            if stat[1] != "Z":
+                living = True
+            elif stat[2] == os.getpid():   # an orphan of the group's, reparented here
+                try:
+                    if os.waitpid(int(entry.name), os.WNOHANG)[0]:
+                        reaped.add(int(entry.name))
+                except ChildProcessError:
+                    pass
+        if not living or time.monotonic() > deadline:
+            return reaped
+        time.sleep(0.01)
 
 
 def end_leftovers(keep: set[int], ending: set[int] = frozenset(), groups: set[int] = frozenset()) -> list[str]:
@@ -106,22 +121,19 @@ def end_leftovers(keep: set[int], ending: set[int] = frozenset(), groups: set[in
     until = time.monotonic() + ENDING_S
     while ending & set(children()) and time.monotonic() < until:
         time.sleep(0.02)
-    deadline, seen, killed, emptied = time.monotonic() + GRACE_S, {}, set(), set()
+    deadline, seen, killed, emptied = time.monotonic() + GRACE_S, {}, set(), {}
     for _round in range(ROUNDS):
         found = _processes(set(groups))
         left = {pid: found[pid] for pid in found if pid not in keep}
-        # a group is killed as one only once its leader, the worker, has ended
-        alive = {group for group in groups if group not in found and _alive(group)}
-        if not left and not alive:
-            break
         for pid, command in left.items():   # as first seen: a process that is ending shows none
             seen.setdefault(pid, command)
-        if time.monotonic() < deadline:
+        if left and time.monotonic() < deadline:
             time.sleep(0.05)
             continue
-        for group in alive:
-            emptied.add(group)
-            os.killpg(group, signal.SIGKILL)
+        for group in groups - set(found):   # each group whose leader, the worker, has ended
+            emptied.setdefault(group, set()).update(_emptied(group, keep))
+        if not left:
+            break
         for pid, (_command, group) in left.items():
             killed.add(pid)
             try:   # one that leads a group of its own (a store program) goes with what it started
@@ -133,8 +145,10 @@ def end_leftovers(keep: set[int], ending: set[int] = frozenset(), groups: set[in
     # chain as likely as not: its group says it
     named = [pid for pid in sorted(killed) if not any(helper in seen[pid][0] for helper in SUITE_HELPERS)
              and not (seen[pid][0].startswith("[") and seen[pid][1] in groups)]
-    # a group emptied with none of its processes seen: each lived less than a look through /proc takes
-    unnamed = sorted(emptied - {seen[pid][1] for pid in named})
+    # a group that held processes of the store's with none of them seen: each lived less than a look through /proc
+    helpers = {pid for pid, (command, _group) in seen.items() if any(helper in command for helper in SUITE_HELPERS)}
+    unnamed = sorted(group for group, reaped in emptied.items() if reaped - helpers
+                     and group not in {seen[pid][1] for pid in named})
     return _told([(seen[pid][0], pid) for pid in named]) + [
         f"processes in the process group of a worker (pgid {group}) that each lived too briefly to be named, as the "
         "generations of a chain of forks do" for group in unnamed]
