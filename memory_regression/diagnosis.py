@@ -225,6 +225,11 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
                     f"first {extra[0].describe()}")
         return (f"kept {messages(len(actual))}, expected {len(expected)}: {_number(extra[0], appended)} "
                 "should have been trimmed")
+    if extra and missing and extra[0] not in appended:   # text no append wrote where appended text is missing
+        return (f"lost {_number(missing[0], appended)} ({missing[0].describe(LOST_WIDTH)})"
+                + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
+                + f", and holds {messages(len(extra))} no append wrote, first {extra[0].describe(LOST_WIDTH)}: the "
+                "store altered what it stored or loaded, or lost those messages and holds other text")
     if extra:
         return f"history holds {_number(extra[0], appended)}, which should not be there"
     return f"history differs: expected {messages(len(expected))}, got {len(actual)}"

@@ -364,3 +364,14 @@ def test_a_repeat_dropped_from_a_full_window_is_named_at_any_window():
     assert diagnose(expected, kept, appended) == (
         "lost message 11 of 21 (user: 'continue', a repeat: the same message comes twice, the history holds it "
         "once), and holds message 1 of 21 instead, which the window should have dropped")
+
+
+def test_text_no_append_wrote_where_messages_are_missing_is_not_called_foreign():
+    """Mastra and Strands lost some messages and altered others: the history holds text no append wrote, and
+    appended text is missing; said as both, with the causes that fit, not as "never appended to this session"."""
+    from memory_regression.diagnosis import diagnose
+    appended = [Message("user", f"m{i}") for i in range(1, 5)] + [Message("user", "  padded  ")]
+    actual = [*appended[:3], Message("user", "padded")]
+    assert diagnose(appended, actual, appended) == (
+        "lost message 4 of 5 (user: 'm4') and 1 more, and holds 1 message no append wrote, first user: 'padded': "
+        "the store altered what it stored or loaded, or lost those messages and holds other text")
