@@ -108,8 +108,9 @@ def read_bounded(path: Path, limit: int = MAX_BYTES, deadline_s: float = DEADLIN
     which bound was passed. Opening never blocks (O_NONBLOCK: a FIFO with no writer opens at once)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        regular = stat.S_ISREG(os.fstat(fd).st_mode)
-        if stat.S_ISDIR(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode
+        regular = stat.S_ISREG(mode)
+        if stat.S_ISDIR(mode):
             raise IsADirectoryError(21, "Is a directory")
         poller = select.poll()
         poller.register(fd, select.POLLIN)

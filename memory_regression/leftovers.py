@@ -21,6 +21,7 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import Iterator
 
 PR_SET_CHILD_SUBREAPER = 36
 GRACE_S = 1.0        # an orphan that ends by itself within this is no leftover (a worker's multiprocessing helper)
@@ -70,16 +71,23 @@ def _processes(groups: set[int]) -> dict[int, tuple[str, int]]:
     """This process's living children and the living members of process groups ``groups``, each with its
     command line and its group."""
     found = {}
-    for entry in Path("/proc").iterdir():
-        stat = process_stat(int(entry.name)) if entry.name.isdigit() else None
-        if stat is None or stat[1] in ("Z", "X") or not (stat[2] == os.getpid() or stat[3] in groups):
+    for pid, stat in _stats():
+        if stat[1] in ("Z", "X") or not (stat[2] == os.getpid() or stat[3] in groups):
             continue
         try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
         except OSError:
             continue
-        found[int(entry.name)] = (command or f"[{stat[0]}]", stat[3])
+        found[pid] = (command.strip() or f"[{stat[0]}]", stat[3])
     return found
+
+
+def _stats() -> Iterator[tuple[int, tuple[str, str, int, int]]]:
+    """Every process there is, with :func:`process_stat`'s reading of it."""
+    for entry in Path("/proc").iterdir():
+        stat = process_stat(int(entry.name)) if entry.name.isdigit() else None
+        if stat is not None:
+            yield int(entry.name), stat
 
 
 def _emptied(group: int, keep: set[int]) -> set[int]:
@@ -95,16 +103,15 @@ def _emptied(group: int, keep: set[int]) -> set[int]:
     deadline = time.monotonic() + GRACE_S
     while True:
         living = False
-        for entry in Path("/proc").iterdir():
-            stat = process_stat(int(entry.name)) if entry.name.isdigit() else None
-            if stat is None or stat[3] != group or int(entry.name) in keep:
+        for pid, stat in _stats():
+            if stat[3] != group or pid in keep:
                 continue
             if stat[1] != "Z":
                 living = True
             elif stat[2] == os.getpid():   # an orphan of the group's, reparented here
                 try:
-                    if os.waitpid(int(entry.name), os.WNOHANG)[0]:
-                        reaped.add(int(entry.name))
+                    if os.waitpid(pid, os.WNOHANG)[0]:
+                        reaped.add(pid)
                 except ChildProcessError:
                     pass
         if not living or time.monotonic() > deadline:
