@@ -18,6 +18,8 @@ import shutil
 import threading
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from .backend import Connection
 from .capabilities import Capability
 from .binding import StoreBinding
@@ -79,6 +81,15 @@ class ScenarioContext:
         replaces the closed connections before sending, as it does in a service."""
         if self._loop is not None:
             self.run_awaitable(asyncio.sleep(0))
+
+    def on_server(self) -> None:
+        """Skip the scenario, which acts on the server under test (its keys, its connections, a server
+        of its own or another URL to build the store on), when the store keeps its history elsewhere
+        (:func:`.observe.kept_elsewhere`): it would judge a server the store does not use."""
+        if self.worker.elsewhere:
+            pytest.skip("this scenario acts on the server the store keeps its history on, and the store's appends "
+                        "left no key on the server under test (see the run's header): it keeps it elsewhere. Run "
+                        "with --redis naming that server to judge it")
 
     def reset(self) -> None:
         """Flush the scenario's database."""

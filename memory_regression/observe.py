@@ -13,16 +13,21 @@ a run of messages to one session and looks at what the store kept and wrote (:fu
 - it kept the newest K with no such parameter: an observation, naming the possible causes;
 - its keys expire although it takes no ttl: an observation, naming the parameter that looks like
   the TTL where one does;
-- it takes no client and no URL, and its append failed to connect, or it wrote no key on the server
-  under test: a usage error naming where it connected.
+- it takes no client and no URL, and its append failed to connect: a usage error naming where it
+  connected;
+- its appends left no key on the server under test (:func:`kept_elsewhere`): it keeps its history
+  elsewhere, behind a service it calls, on another server or in its process. That is said in the
+  run's header, and every scenario that acts on the server (:meth:`.ScenarioContext.on_server`)
+  is skipped with that reason rather than judging a server the store does not use.
 
-Stores that take the contract's client (or ``**kwargs``) and leave nothing unfilled are not probed.
-What the observation cannot tell (the store raised for another reason, lost messages in the middle)
-is left to the scenarios, which judge it.
+Stores that take the contract's client (or ``**kwargs``) and leave nothing unfilled get the short
+probe only: a few appends, and whether any key came of them. What the observation cannot tell (the
+store raised for another reason, lost messages in the middle) is left to the scenarios, which judge it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import redis
@@ -42,6 +47,7 @@ if TYPE_CHECKING:   # the worker builds the context observed through
 
 PROBE_SESSION = "observe"
 PROBE_MESSAGES = 100          # more than the windows of the stores we know keep by default (20, 50)
+REACH_MESSAGES = 3            # the short probe's, of a store that takes what the suite gives it
 PROBE_BUDGET_S = 2.0          # a slow store is observed on what it appended by then
 TTL_MATCH_S = 5               # a default this close to the observed TTL, in seconds, is taken for it
 
@@ -65,29 +71,55 @@ def _numeric(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def observe(context: "ScenarioContext", binding: StoreBinding) -> list[str]:
-    """Append up to :data:`PROBE_MESSAGES` messages to one session of a store built as the scenarios
-    not about windows build it (a roomy window and TTL), load it, look at its keys; return what was
-    observed, in words, or raise :class:`UsageError` when the store cannot be judged as bound."""
+@dataclass
+class Observed:
+    """What :func:`observe` saw: ``texts``, for the run's header, and ``elsewhere``, why the store's
+    history is not on the server under test (None: it is, or the probe could not tell)."""
+
+    texts: list[str] = field(default_factory=list)
+    elsewhere: str | None = None
+
+
+def observe(context: "ScenarioContext", binding: StoreBinding) -> Observed:
+    """Append messages to one session of a store built as the scenarios not about windows build it
+    (a roomy window and TTL), load it, look at its keys; return what was observed, or raise
+    :class:`UsageError` when the store cannot be judged as bound. A store that could ignore what the
+    suite gives it (:func:`needs_probe`) gets :data:`PROBE_MESSAGES`, one that takes it all
+    :data:`REACH_MESSAGES`, enough to see whether its history reaches the server."""
     appended: list[Message] = []
     store = None
+    probed = needs_probe(binding)
     try:
         store = Stores(context).new()
-        appended = append_within(context, store, PROBE_SESSION, numbered_messages(PROBE_MESSAGES, "observed"),
+        count = PROBE_MESSAGES if probed else REACH_MESSAGES
+        appended = append_within(context, store, PROBE_SESSION, numbered_messages(count, "observed"),
                                  PROBE_BUDGET_S, control=False).messages   # no control sessions beside its keys
         kept = store.load(PROBE_SESSION)
     except Exception as exc:   # noqa: BLE001 (the scenarios judge what else a store raises)
         if not takes_a_connection(binding) and _connection_failure(exc):
             raise UsageError(_elsewhere(binding, _instance(store), f"its append raised "
                                         f"{type(exc).__name__} ({exc})")) from None
-        return []
+        return Observed()
     keyspace = Keyspace(context)
     keys = keyspace.keys()
-    if not keys and not takes_a_connection(binding):
-        raise UsageError(_elsewhere(binding, _instance(store),
-                                    f"it appended {len(appended)} messages and wrote no key on the server under test"))
-    found = [_window(binding, appended, kept), _ttl(binding, keyspace, keys)]
-    return [text for text in found if text]
+    if not keys and appended:
+        text = kept_elsewhere(binding, _instance(store), len(appended))
+        return Observed([text], text)
+    found = [_window(binding, appended, kept), _ttl(binding, keyspace, keys)] if probed else []
+    return Observed([text for text in found if text])
+
+
+def kept_elsewhere(binding: StoreBinding, instance: Any, appended: int) -> str:
+    """What a store whose appends left no key on the server under test is told, and what follows."""
+    held = _held(instance)
+    own = ("" if takes_a_connection(binding) else
+           f". If it should keep it there, take the client the suite passes, as a parameter named "
+           f"{with_aliases('redis')}, or its URL as {with_aliases('redis_url')}")
+    return (f"the store appended {appended} messages and left no key on the server under test{held}: it keeps its "
+            "history elsewhere (behind a service it calls, on another server, or in its process), so the scenarios "
+            "that act on the server (down, restart, killed connections, lost reply, memory pressure, keys, TTLs, "
+            f"footprint) are skipped rather than judging a server it does not use: run with --redis naming the "
+            f"server it keeps its history on to run them{own}")
 
 
 def _window(binding: StoreBinding, appended: list[Message], kept: list[Message]) -> str | None:
@@ -146,10 +178,14 @@ def _connection_failure(exc: BaseException) -> bool:
                for link in exception_chain(exc))
 
 
-def _elsewhere(binding: StoreBinding, instance: Any, what: str) -> str:
+def _held(instance: Any) -> str:
+    """The servers the store instance holds clients of, said after what it did."""
     where = sorted(set(map(address, clients_in(instance))))
-    connected = f"; it holds a client of {', '.join(where)}" if where else ""
+    return f"; it holds a client of {', '.join(where)}" if where else ""
+
+
+def _elsewhere(binding: StoreBinding, instance: Any, what: str) -> str:
     return (f"--store {binding.spec!r} takes no client and no URL of the server under test, and {what}"
-            f"{connected}: it connects to a server of its own choosing. Take the client the suite passes, as a "
+            f"{_held(instance)}: it connects to a server of its own choosing. Take the client the suite passes, as a "
             f"parameter named {with_aliases('redis')}, or its URL as {with_aliases('redis_url')} (map a parameter of "
             "another name with --store-params NAME=redis).")

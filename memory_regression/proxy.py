@@ -187,6 +187,12 @@ class ReplyDroppingProxy:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def connected(self) -> int:
+        """How many connections came through the proxy so far."""
+        with self._lock:
+            return len(self._links)
+
     def arm(self) -> None:
         """Drop the reply to the next write command, on whichever connection it comes."""
         with self._lock:

@@ -60,6 +60,15 @@ class ScenarioServer:
                 pipe.exists(key)
             return len(keys) - sum(pipe.execute())
 
+    def used_by_the_store(self, after: str) -> None:
+        """Skip the scenario when the server's database holds no key ``after`` the store's appends (its
+        first turn): built on this server's URL, the store wrote elsewhere (a service it calls, a server
+        of its own choosing), so what is done to this server says nothing about it."""
+        if not self.admin.dbsize():
+            pytest.skip(f"the store was built on the scenario's own server and holds no key there after {after}: "
+                        "it does not keep its history on the server it is given (a service it calls, a server of "
+                        "its own choosing), so what this scenario does to that server would say nothing about it")
+
     def memory_info(self) -> dict[str, Any]:
         """INFO memory (``used_memory``, ``maxmemory``, ...)."""
         return self.admin.info("memory")
@@ -113,6 +122,7 @@ def own_server(context: "ScenarioContext", config: dict[str, str] | None = None,
     parent-death signal; a store that hangs gets the worker killed) and is stopped by PID when the
     scenario ends, pass or fail. Without a server binary (a ``--redis`` URL on a machine without
     redis-server) the scenario is skipped, saying so."""
+    context.on_server()
     binary = context.connection.endpoint.binary or find_server_binary()
     if binary is None:
         pytest.skip("needs a redis-server of the scenario's own (its memory limit, its persistence and "

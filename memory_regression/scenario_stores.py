@@ -101,6 +101,7 @@ class Stores:
         store that takes the suite's client skips the scenario for (see CLUSTER_CLIENT_CONNECTS); a
         store that builds its own client from ``redis_url`` is built there as it would be."""
         context = self._context
+        context.on_server()
         scenario_database, kind = context.connection, context.connection.endpoint.kind
         own = any(url == server.url for server in context.servers)
         binding = context.binding

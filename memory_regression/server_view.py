@@ -15,6 +15,7 @@ class Keyspace:
     """The keys on the scenario's database, which are all the scenario's stores'."""
 
     def __init__(self, context: ScenarioContext):
+        context.on_server()
         self._context = context
         self._admin = context.connection.admin
         self.namespace = context.namespace   # the prefix the stores are given
@@ -44,6 +45,7 @@ class Connections:
     """The stores' connections to the scenario's database."""
 
     def __init__(self, context: ScenarioContext):
+        context.on_server()
         self._context = context
 
     def kill(self, idle: bool = True) -> int:

@@ -34,7 +34,7 @@ from .profiles import TokenCounter
 from .redaction import Redactor, map_strings, sendable
 from .groups import scenario_group
 from .outcomes import describe_outcome, module_command, redacted, server_misfit, unrendered_report
-from .observe import needs_probe, observe, unfilled_text
+from .observe import observe, unfilled_text
 from .proposals import fixes_of
 from .results import CAPTURE_LIMIT, DETAILS_LIMIT, LISTED_NOT_RUN, MESSAGE_LIMIT, Status, cap
 from .settings import Settings
@@ -77,6 +77,7 @@ class ScenarioWorker:
         self.scenarios: dict[str, dict[str, Any]] = {}   # nodeid -> scenario_info
         self.aborted = False
         self.hung_closes = 0   # closes of the stores built to bind the store that hung (ScenarioContext.close)
+        self.elsewhere: str | None = None   # why the store's history is not on the server under test (.observe)
         self._dump: Any = None         # the file faulthandler writes to, kept open
         # the store call in progress, for the runner to cut off past the call timeout (in the runner
         # itself, -n 0, nothing is cut off)
@@ -125,19 +126,18 @@ class ScenarioWorker:
                 "fixes": fixes_of(self.binding.proposals)}
 
     def _observe(self) -> list[str]:
-        """What the store does with what the suite gives it (:mod:`.observe`), for a store that could
-        ignore it; a UsageError when it cannot be judged as bound."""
-        observed: list[str] = []
-        if needs_probe(self.binding):
-            context = ScenarioContext(self, "observe")
-            try:
-                observed = observe(context, self.binding)
-            finally:
-                context.close(binding=True)
-                self.hung_closes += context.hung_closes
+        """What the store does with what the suite gives it (:mod:`.observe`), and whether its history
+        reaches the server under test (:attr:`elsewhere`); a UsageError when it cannot be judged as bound."""
+        context = ScenarioContext(self, "observe")
+        try:
+            observed = observe(context, self.binding)
+        finally:
+            context.close(binding=True)
+            self.hung_closes += context.hung_closes
+        self.elsewhere = observed.elsewhere
         hung = (f"the store's close did not return within {self.settings.call_timeout:g} s (--call-timeout) while "
                 "the suite bound it, and was left running: calls that wait behind it are cut off in the scenarios")
-        return observed + ([hung] if self.hung_closes else [])
+        return observed.texts + ([hung] if self.hung_closes else [])
 
     def _probe(self, binding: StoreBinding) -> Any:
         """A store built only to look at its methods (factories that are not classes)."""

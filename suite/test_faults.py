@@ -78,7 +78,7 @@ def test_store_reconnects_after_its_connections_are_killed(stores, connections, 
 
 
 @pytest.mark.real_server("a server that is down beside the one under test")
-def test_store_raises_when_the_server_is_down(stores):
+def test_store_raises_when_the_server_is_down(stores, keyspace):
     """With its client and ``redis_url`` pointing at a loopback port where no server listens, the
     store's append raises, and so does its load (or building the store raises already).
 
@@ -90,7 +90,8 @@ def test_store_raises_when_the_server_is_down(stores):
 
     A store is first built where the server is up: one that cannot be built at all fails here with
     its own error (it passes nothing), and only a store that builds there may raise while it is
-    built on the dead server."""
+    built on the dead server. A store whose append returns and whose message lands on the server
+    under test does not take the URL it is given: the scenario is skipped, saying so."""
     stores.new().instance_for("down")
     with dead_address() as url:
         try:
@@ -103,6 +104,10 @@ def test_store_raises_when_the_server_is_down(stores):
         except Exception:
             pass
         else:
+            if keyspace.keys():
+                pytest.skip("built on the URL of a server that is down, the store appended to the server under "
+                            "test: it does not take the client or redis_url it is given, so it cannot be put before "
+                            "a dead server")
             raise AssertionError("append returned as if the message were stored while the server was down: "
                                  "the store swallows the connection error, and the message is lost unseen")
         try:
@@ -163,9 +168,10 @@ def test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost(store
     one when the connection dies during a watched EXEC. A store cannot
     know whether a write whose reply was lost was executed: make the append idempotent (an id per
     message, written once by a script) or let the error through to the caller. If the message is
-    missing although append returned: the store swallowed the error. (A framework whose message of
-    a failed call may stay or go by design, as LangGraph's input of a failed run does, is not judged
-    on that message, and a note says why.)"""
+    missing although append returned: the store swallowed the error. A store that never connects
+    through the proxy does not take the URL it is given: the scenario is skipped, saying so. (A
+    framework whose message of a failed call may stay or go by design, as LangGraph's input of a
+    failed run does, is not judged on that message, and a note says why.)"""
     if urlsplit(stores.url).scheme != "redis":
         pytest.skip(f"the proxy reads plain TCP, and the server is reached by {urlsplit(stores.url).scheme}://")
     if stores.cluster:
@@ -181,6 +187,10 @@ def test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost(store
                     expected.append(store.add("lossy", message))
                     continue
                 stored = store.stored_form([message])[0]
+                if not proxy.connected:
+                    pytest.skip(f"built on the URL of a proxy before the server, the store appended {len(expected)} "
+                                "messages without one connection through it: it does not take the client or "
+                                "redis_url it is given, so no reply of its can be lost")
                 proxy.arm()
                 try:
                     store.add("lossy", message)

@@ -147,6 +147,7 @@ def test_a_shared_database_is_left_as_it_was(stores, own_server, findings):
     store = stores.new_on(server.url)
     shared.reset_counts()
     alone = timed_life(store, floor, "alone")
+    server.used_by_the_store("its appends on the empty database")
     calls = {"its appends and loads on the empty database": shared.keyspace_commands()}
     shared.populate()
     shared.reset_counts()

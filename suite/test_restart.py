@@ -74,6 +74,7 @@ def test_a_restart_between_turns_loses_nothing(stores, own_server, findings):
     appended, expected, firsts = [], [], []
     for turn, restart in enumerate((None, *RESTARTS)):
         if restart:
+            server.used_by_the_store("its first turn")
             keys = sorted(server.admin.keys())
             server.restart(hard=restart.startswith("killed"))
             if sorted(server.admin.keys()) != keys:
@@ -92,6 +93,7 @@ def test_a_restart_between_turns_loses_nothing(stores, own_server, findings):
     store = stores.new_on(bare.url)
     first = numbered_messages(PER_TURN, "before")
     lost = [store.add(SESSION, message) for message in first]
+    bare.used_by_the_store("its first turn")
     bare.restart(hard=True)
     left = bare.admin.dbsize()
     second = numbered_messages(PER_TURN, "after")

@@ -2,7 +2,14 @@
 correct stores whose window or TTL is named outside the contract, or that connect on their own."""
 
 
-from tests.conftest import free_port
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import ROOT, RedisServer, free_port
 from tests.end_to_end.test_cli import runner
 
 
@@ -58,10 +65,84 @@ def test_a_store_that_connects_on_its_own_is_a_fast_usage_error(run_suite):
     assert result.summary["results"] == []
 
 
-def test_a_store_that_writes_nothing_to_redis_is_a_usage_error(run_suite):
-    result = run_suite("--store", "tests.stores.misbound:InTheProcess")
-    assert result.exit_code == 2, result.output
-    assert "wrote no key on the server under test" in result.summary["message"]
+ON_SERVER = ("test_store_reconnects_after_its_connections_are_killed", "test_store_raises_when_the_server_is_down",
+             "test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost",
+             "test_a_restart_between_turns_loses_nothing", "test_keys_stay_in_namespace", "test_clear_leaves_no_keys",
+             "test_every_key_has_ttl_within_configured", "test_storage_grows_with_the_messages_kept")
+INVENTED = ("swallows", "state kept in its process", "connection error", "never appended")
+
+
+def test_a_store_that_writes_nothing_to_redis_is_judged_where_it_keeps_its_history(run_suite):
+    """A store of the process's memory: said in the header, the scenarios on the server skipped, the rest judged
+    (two instances do not share its history)."""
+    result = run_suite("--store", "tests.stores.misbound:InTheProcess", "--groups", "core,hygiene")
+    assert result.exit_code == 1, result.output
+    assert any("left no key on the server under test" in text for text in result.summary["observations"])
+    assert "take the client the suite passes" in result.summary["observations"][0]
+    assert result.outcome("test_keys_stay_in_namespace") == "skipped"
+    assert result.failing_scenarios() == {"test_two_instances_share_history"}, result.failing_scenarios()
+
+
+@pytest.fixture
+def memory_service(tmp_path):
+    """The HTTP service of tests/stores/behind_a_service.py on a free loopback port, over a redis-server of its own."""
+    server = RedisServer()
+    port = free_port()
+    service = subprocess.Popen([sys.executable, "-m", "tests.stores.behind_a_service", str(port), server.url()],
+                               cwd=ROOT)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            assert time.monotonic() < deadline and service.poll() is None, "the memory service did not start"
+            time.sleep(0.05)
+    yield server, f"http://127.0.0.1:{port}"
+    service.kill()
+    service.wait()
+    server.stop()
+
+
+def test_a_store_behind_a_service_is_judged_on_nothing_it_does_not_touch(run_suite, memory_service):
+    """Its service writes to a server of its own: said before judging, every scenario that acts on the server
+    skipped with that reason, no cause made up from the server under test, and the rest pass."""
+    server, service = memory_service
+    result = run_suite("--store", "tests.stores.behind_a_service:ServiceStore", "--groups",
+                       "core,faults,restart,hygiene,ttl,footprint", env={"MEMORY_SERVICE_URL": service})
+    assert result.exit_code == 0, result.output
+    observed = result.summary["observations"]
+    assert len(observed) == 1 and "left no key on the server under test" in observed[0], observed
+    assert "take the client" not in observed[0], "it takes the client: that advice would be wrong"
+    assert "observed: the store appended 3 messages and left no key" in result.output.split("PASSED")[0]
+    results = {r["scenario"]: r for r in result.summary["results"]}
+    for scenario in ON_SERVER:
+        assert results[scenario]["outcome"] == "skipped", (scenario, results[scenario])
+        assert "keeps it elsewhere" in results[scenario]["message"], results[scenario]
+    assert results["test_round_trip_keeps_role_content_and_order"]["outcome"] == "passed"
+    for invented in INVENTED:
+        assert invented not in result.output, invented
+
+
+def test_a_store_behind_a_service_runs_on_the_server_it_uses_when_redis_names_it(run_suite, memory_service):
+    """With --redis naming the service's server, the scenarios on that server judge it; those that build the
+    store on another URL (a dead server, a proxy, a server of the scenario's own) say that it does not take one."""
+    server, service = memory_service
+    result = run_suite("--store", "tests.stores.behind_a_service:ServiceStore", "--redis", server.url(),
+                       "--groups", "core,faults,restart,hygiene", env={"MEMORY_SERVICE_URL": service})
+    assert result.exit_code == 0, result.output
+    assert result.summary["observations"] == []
+    results = {r["scenario"]: r for r in result.summary["results"]}
+    outcomes = {scenario: r["outcome"] for scenario, r in results.items()}
+    assert outcomes["test_keys_stay_in_namespace"] == outcomes["test_clear_leaves_no_keys"] == "passed", outcomes
+    assert outcomes["test_store_reconnects_after_its_connections_are_killed"] == "passed", outcomes
+    for scenario, said in (("test_store_raises_when_the_server_is_down", "does not take the client or redis_url"),
+                           ("test_store_neither_duplicates_nor_loses_a_message_whose_reply_was_lost",
+                            "without one connection through it"),
+                           ("test_a_restart_between_turns_loses_nothing", "holds no key there")):
+        assert outcomes[scenario] == "skipped" and said in results[scenario]["message"], results[scenario]
+    for invented in INVENTED:
+        assert invented not in result.output, invented
 
 
 def test_stores_that_take_everything_are_not_probed(tmp_path):
