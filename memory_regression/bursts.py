@@ -5,12 +5,16 @@ readers loaded during a burst on a windowed session, and the window after it (:f
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .capabilities import Guarantee
+from .command_evidence import lost_update_cause, over_window_cause
 from .contract import Message
 from .findings import Findings
 from .reference import SUFFIX, WindowPolicy, messages
+
+if TYPE_CHECKING:
+    from .store_commands import CommandLog
 
 
 def burst(prefix: str, writers: int, each: int) -> list[list[Message]]:
@@ -69,10 +73,12 @@ def listed(history: list[Message]) -> str:
     return "\n".join(f"{i + 1:>4}  {m.describe()}" for i, m in enumerate(history))
 
 
-def check_burst(history: list[Message], writers: list[list[Message]], how: str, alone_intact: bool = False) -> None:
+def check_burst(history: list[Message], writers: list[list[Message]], how: str, alone_intact: bool = False,
+                commands: "CommandLog | None" = None) -> None:
     """Every message the writers appended is in ``history`` exactly once, each writer's in its order.
-    Losses of several writers are called a lost update outright only when ``alone_intact``: the
-    scenario checked first that one writer alone appending as many lost nothing."""
+    Losses of several writers are said with the cause the store's ``commands`` show
+    (:func:`.command_evidence.lost_update_cause`), ``alone_intact`` when the scenario checked first
+    that one writer alone appending as many lost nothing."""
     appended = [message for sent in writers for message in sent]
     index = whose(writers)
     problem = foreign_or_repeated(history, index)
@@ -82,24 +88,23 @@ def check_burst(history: list[Message], writers: list[list[Message]], how: str, 
                    f"{lost[0].describe()}: the store loses messages with no other writer (a cap, a window it was "
                    "not given, or an append that fails without a word)")
     elif lost:
-        cause = ("though one writer appending as many loses none: appends that overlap overwrite each other (a lost "
-                 "update)" if alone_intact else "appends that overlap overwrite each other (a lost update), or the "
-                 "store loses messages even with one writer")
         problem = (f"lost {messages(len(lost))} of {len(appended)} appended by {len(writers)} writers at once "
-                   f"({how}), first {lost[0].describe()}: {cause}")
+                   f"({how}), first {lost[0].describe()}: {lost_update_cause(commands, alone_intact)}")
     problem = problem or out_of_run(history, index)
     if problem:
         raise AssertionError(f"{problem}\nthe history ({messages(len(history))}):\n{listed(history)}")
 
 
 def check_window(findings: Findings, policy: WindowPolicy, store: Any, session_id: str, window: int,
-                 writers: list[list[Message]], seen: list[list[list[Message]]], how: str, label: str = "") -> None:
+                 writers: list[list[Message]], seen: list[list[list[Message]]], how: str, label: str = "",
+                 commands: "CommandLog | None" = None) -> None:
     """What each reader loaded during the burst (``seen``: its loads, in order) holds no message twice,
     none that was not appended, and no gap, and, under suffix, a session that held the window never
     holds less again; loads over the window during the burst are a warning (atomic-window: transient,
     the session after it is what is kept); the session after the burst keeps the window of
     ``window`` messages (``label`` names it: N=5 by default), under ``policy``, and at most that many
-    under another."""
+    under another. Loads over the window are said with the cause the store's ``commands`` show
+    (:func:`.command_evidence.over_window_cause`)."""
     label, index = label or f"N={window}", whose(writers)
     for loads in seen:
         for before, history in zip([None, *loads], loads):
@@ -117,9 +122,7 @@ def check_window(findings: Findings, policy: WindowPolicy, store: Any, session_i
     if over:
         findings.warn(Guarantee.ATOMIC_WINDOW,
                       f"{label}, while {len(writers)} writers appended ({how}): {len(over)} of {len(seen)} loads held "
-                      f"more than the window, up to {messages(max(over))}: the trim runs after the push, not with it "
-                      "(RPUSH, then LTRIM in a second round trip), so a reader between the two sees too many; push and "
-                      "trim in one MULTI/EXEC or Lua script")
+                      f"more than the window, up to {messages(max(over))}: {over_window_cause(commands)}")
     history = store.load(session_id)
     wanted = window if policy == SUFFIX else None
     problem = foreign_or_repeated(history, index) or out_of_run(history, index)

@@ -16,7 +16,8 @@ import hashlib
 import os
 import shutil
 import threading
-from typing import TYPE_CHECKING, Any
+from contextlib import contextmanager, nullcontext
+from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
 
@@ -26,6 +27,7 @@ from .binding import StoreBinding
 from .contract import close_quietly
 from .findings import Findings
 from .scenario_server import ScenarioServer
+from .store_commands import CommandLog, command_log
 
 if TYPE_CHECKING:
     from .adapter import StoreAdapter
@@ -58,9 +60,24 @@ class ScenarioContext:
         self.servers: list[ScenarioServer] = []                  # the scenario's own
         self.findings = Findings()
         self.hung_closes = 0   # closes of the store that did not return while it was being bound (close(binding=True))
+        self.commands: CommandLog | None = None   # what the stores sent, once logged (log_commands)
         self.reset()
         # see server_view.Connections.kill: on each server (each node of a cluster), the last connection opened so far
         self.first_client_ids = {name: node.client_id() for name, node in self.connection.nodes().items()}
+
+    def log_commands(self) -> None:
+        """Log the commands the stores send to the scenario's database from now on (MONITOR, on a
+        server the suite started: :mod:`.store_commands`), for the diagnoses and the failure's details."""
+        endpoint = self.connection.endpoint
+        if endpoint.kind in ("server", "cluster"):
+            self.commands = command_log(self.connection.nodes(), endpoint.admin_url, endpoint.store_url)
+
+    @contextmanager
+    def watch(self, member: str, args: tuple) -> Iterator[None]:
+        """Wrap a call of the store: the runner sees it (its call page), and the command log marks it."""
+        with self.worker.calls.watch(member, args), (self.commands.watch(member, args) if self.commands
+                                                      else nullcontext()):
+            yield
 
     def run_awaitable(self, awaitable: Any) -> Any:
         """Run a coroutine on the scenario's event loop (an async store's, on which its calls run),
@@ -111,7 +128,7 @@ class ScenarioContext:
                     closing.join(self.settings.call_timeout)
                     self.hung_closes += closing.is_alive()
                     continue
-                with self.worker.calls.watch("close", ()):
+                with self.watch("close", ()):
                     close_quietly(instance, self.run_awaitable)
             for client in self.clients:
                 try:
@@ -124,6 +141,8 @@ class ScenarioContext:
             if self._loop is not None:
                 self._loop.close()
         finally:
+            if self.commands is not None:
+                self.commands.close()
             for server in self.servers:
                 server.stop()
             shutil.rmtree(self.data_dir, ignore_errors=True)

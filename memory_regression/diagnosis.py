@@ -331,7 +331,7 @@ def _oldest_kept(appended: list[Message], history: list[Message], window: Window
     if history == kept or len(history) != len(kept) or history != appended[:len(history)]:
         return None
     return (f"kept the oldest {messages(len(history))} of {len(appended)} instead of the newest: the trim cuts the "
-            "wrong end of the list (LTRIM key 0 N-1 keeps the first N)")
+            "wrong end (on a list, LTRIM key 0 N-1 keeps the first N)")
 
 
 def _article(word: str) -> str:

@@ -10,7 +10,9 @@ Each is a part over the scenario's :class:`~.context.ScenarioContext` (the worke
 - ``own_server``: a redis-server of the scenario's own (:mod:`.scenario_server`);
 - ``until_consistent``: polls a store until its backends agree (:mod:`.polling`);
 - ``append_within``: appends within a time budget, timing them (:mod:`.growth`);
-- ``findings``: notes, warnings and figures for the reports (:mod:`.findings`).
+- ``findings``: notes, warnings and figures for the reports (:mod:`.findings`);
+- ``store_commands``: the commands the stores sent, where the suite logs them, else None
+  (:mod:`.store_commands`), for diagnoses that name a mechanism (:mod:`.command_evidence`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from .findings import Findings
 from .races import Races
 from .scenario_stores import Stores
 from .server_view import Connections, Keyspace
+from .store_commands import CommandLog
 
 
 @pytest.fixture
@@ -69,3 +72,8 @@ def append_within(scenario_context: ScenarioContext) -> Any:
 @pytest.fixture
 def findings(scenario_context: ScenarioContext) -> Findings:
     return scenario_context.findings
+
+
+@pytest.fixture
+def store_commands(scenario_context: ScenarioContext) -> CommandLog | None:
+    return scenario_context.commands

@@ -150,7 +150,7 @@ class Races:
             resources: list[Any] = []
             with asyncio.Runner() as loop:
                 replica = own_adapter(recipe, context.binding, context.connection, counter, loop, resources,
-                                      watch=context.worker.calls.watch)
+                                      watch=context.watch)
                 try:
                     for message in messages:
                         replica.add(session_id, message)

@@ -64,7 +64,7 @@ class ScenarioServer:
         """Skip the scenario when the server's database holds no key ``after`` the store's appends (its
         first turn): built on this server's URL, the store wrote elsewhere (a service it calls, a server
         of its own choosing), so what is done to this server says nothing about it."""
-        if not self.admin.dbsize():
+        if not self.admin.info("keyspace").get("db0"):   # INFO, not DBSIZE: a scenario may count the store's DBSIZE
             pytest.skip(f"the store was built on the scenario's own server and holds no key there after {after}: "
                         "it does not keep its history on the server it is given (a service it calls, a server of "
                         "its own choosing), so what this scenario does to that server would say nothing about it")

@@ -79,7 +79,7 @@ class Stores:
             instance = recipe.build(context.binding, client, counter, session_id)
             context.instances.append(instance)
             return instance
-        store = StoreAdapter(context.binding, build, context.run_awaitable, watch=context.worker.calls.watch)
+        store = StoreAdapter(context.binding, build, context.run_awaitable, watch=context.watch)
         context.recipes[store] = recipe
         return store
 

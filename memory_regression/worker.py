@@ -33,7 +33,8 @@ from .frames import without_harness_frames
 from .profiles import TokenCounter
 from .redaction import Redactor, map_strings, sendable
 from .groups import scenario_group
-from .outcomes import describe_outcome, module_command, redacted, server_misfit, unrendered_report
+from .command_evidence import listing
+from .outcomes import NOT_JUDGED, describe_outcome, module_command, redacted, server_misfit, unrendered_report
 from .observe import observe, unfilled_text
 from .proposals import fixes_of
 from .results import CAPTURE_LIMIT, DETAILS_LIMIT, LISTED_NOT_RUN, MESSAGE_LIMIT, Status, cap
@@ -50,6 +51,7 @@ UNJUDGED_KEY = pytest.StashKey[list]()   # Findings.not_judged's guarantees
 MEASUREMENTS_KEY = pytest.StashKey[list]()   # Findings.measure's records
 OWN_SERVERS_KEY = pytest.StashKey[list]()   # the scenario's own servers (fixture own_server)
 STORES_KEY = pytest.StashKey[list]()   # the store instances the scenario built, whose clients a diagnosis may name
+COMMANDS_KEY = pytest.StashKey[Any]()   # what the stores sent (a .store_commands.CommandLog), None: not logged
 FINDINGS_PER_SCENARIO = 20
 
 
@@ -226,6 +228,8 @@ class ScenarioWorker:
     def scenario_context(self, request: pytest.FixtureRequest, memory_engine: str) -> Any:
         """What the scenario's fixtures (:mod:`.fixtures`) share, closed when it ends."""
         context = ScenarioContext(self, request.node.nodeid, memory_engine)
+        context.log_commands()
+        request.node.stash[COMMANDS_KEY] = context.commands
         request.node.stash[FINDINGS_KEY] = context.findings.notes   # kept even if closing fails
         request.node.stash[WARNINGS_KEY] = context.findings.warnings
         request.node.stash[UNJUDGED_KEY] = context.findings.unjudged
@@ -263,6 +267,9 @@ class ScenarioWorker:
                 self.abort(Status.USAGE_ERROR, misfit)
         if report.failed or report.skipped:
             verdict = describe_outcome(report, call.excinfo, item.stash.get(STORES_KEY, []))
+            log = item.stash.get(COMMANDS_KEY, None)
+            if report.failed and report.when == "call" and log is not None and not verdict.get(NOT_JUDGED):
+                verdict["details"] = "\n\n".join(filter(None, [verdict["details"], listing(log)]))
             verdict["message"] = cap(verdict["message"], MESSAGE_LIMIT, "this message")
             verdict["details"] = cap(verdict["details"], CAPTURE_LIMIT, "these details")
             report.memory_verdict = redacted(verdict, self.redactor)

@@ -23,16 +23,17 @@ REAL_SERVER = "writers racing on one session over separate connections"
 
 
 @pytest.mark.real_server(REAL_SERVER)
-def test_concurrent_writers_lose_nothing(stores, races):
+def test_concurrent_writers_lose_nothing(stores, races, store_commands):
     """One writer appends 100 messages alone, the control: none is lost. Then four writers append 25
     messages each to one session at once, first as threads sharing one
     store object (tasks on one event loop for an async store), then as four processes, each with a
     store and a client of its own (as replicas of a service do; an async store on an event loop of
     its own): every message is there exactly once, and each writer's messages keep their order.
 
-    If this fails with lost messages: append reads the history, changes it and writes it back (GET,
-    parse, append, SET; or LRANGE then DEL and RPUSH), so a writer overwrites what another wrote in
-    between: a lost update. Append with one atomic command (RPUSH), or in a Lua script, or WATCH the
+    If this fails with lost messages, the failure names the cause the store's commands show: append
+    reads the history, changes it and writes it back (GET, parse, append, SET; or LRANGE then DEL
+    and RPUSH), so a writer overwrites what another wrote in between: a lost update; where they show
+    no such step, it lists the possible causes. Append with one atomic command (RPUSH), or in a Lua script, or WATCH the
     key and retry MULTI/EXEC when it changed. If only the processes lose messages, the store guards
     its read-modify-write with a lock of its own process (a threading.Lock or asyncio.Lock), which
     other processes do not see: make the write atomic in Redis instead. If a message is there twice,
@@ -45,17 +46,18 @@ def test_concurrent_writers_lose_nothing(stores, races):
     check_burst(store.load("alone"), alone, "one writer")
     threads = burst("race", WRITERS, EACH)
     races.concurrently(store, "race", threads)
-    check_burst(store.load("race"), threads,
-                "tasks on one event loop" if store.binding.is_async else "threads sharing one store", alone_intact=True)
+    check_burst(store.load("race"), threads, "tasks on one event loop" if store.binding.is_async
+                else "threads sharing one store", alone_intact=True, commands=store_commands)
     processes = burst("process race", WRITERS, EACH)
     races.in_processes(store, "process race", processes)
-    check_burst(store.load("process race"), processes, "processes, each with a store of its own", alone_intact=True)
+    check_burst(store.load("process race"), processes, "processes, each with a store of its own", alone_intact=True,
+                commands=store_commands)
 
 
 @pytest.mark.real_server(REAL_SERVER)
 @pytest.mark.requires("count-window")
 @pytest.mark.guarantees("atomic-window")
-def test_concurrent_writers_keep_the_window(stores, races, findings, window):
+def test_concurrent_writers_keep_the_window(stores, races, findings, window, store_commands):
     """Four writers append at least two windows' worth of messages to one session at once while two
     readers load it over and over, first as threads sharing one store object (tasks on one event
     loop for an async store), then as four processes with a store of their own while the readers
@@ -64,28 +66,31 @@ def test_concurrent_writers_keep_the_window(stores, races, findings, window):
     the last N (under the suffix policy; at most N under the others). A reader that sees more than N
     during the burst is a warning (atomic-window): transient, not lost memory.
 
-    If this warns: the trim runs outside the append's transaction (RPUSH, then LTRIM in a second
-    round trip, so a reader in between sees too many). If this fails: the trim's range is computed
-    from a length read earlier (LTRIM from the length RPUSH returned: another writer's push moved the list, and the
-    trim cuts a message it should keep). Push and trim in one MULTI/EXEC or Lua script, with LTRIM
-    key -N -1. If only the processes break it, the store serialises push and trim with a lock of its
-    own process, which the other processes do not see."""
+    If this warns, the warning names the cause the store's commands show: the trim runs outside the
+    append's transaction (RPUSH, then LTRIM in a second round trip, so a reader in between sees too
+    many); where push and trim run as one step, the store's window is larger or counted otherwise.
+    If this fails: the trim's range is computed from a length read earlier (LTRIM from the length
+    RPUSH returned: another writer's push moved the list, and the trim cuts a message it should
+    keep). Push and trim in one MULTI/EXEC or Lua script, with LTRIM key -N -1. If only the
+    processes break it, the store serialises push and trim with a lock of its own process, which the
+    other processes do not see."""
     store = stores.new(max_messages=window)
     each = max(EACH, math.ceil(2 * window / WRITERS))
     threads = burst("window", WRITERS, each)
     check_window(findings, stores.window_policy, store, "window", window, threads,
                  races.concurrently(store, "window", threads, readers=READERS),
-                 "tasks on one event loop" if store.binding.is_async else "threads sharing one store")
+                 "tasks on one event loop" if store.binding.is_async else "threads sharing one store",
+                 commands=store_commands)
     processes = burst("process window", WRITERS, each)
     check_window(findings, stores.window_policy, store, "process window", window, processes,
                  races.in_processes(store, "process window", processes, readers=READERS),
-                 "processes, each with a store of its own")
+                 "processes, each with a store of its own", commands=store_commands)
 
 
 @pytest.mark.real_server(REAL_SERVER)
 @pytest.mark.requires("token-window")
 @pytest.mark.guarantees("atomic-window")
-def test_concurrent_writers_keep_the_token_budget(stores, races, findings):
+def test_concurrent_writers_keep_the_token_budget(stores, races, findings, store_commands):
     """As test_concurrent_writers_keep_the_window, under the token budget of the smallest profile:
     every message costs the same (an eighth of the budget, 400 tokens at most, as the store is told to
     count), so the window holds a known number K of them, and writers append at least two windows'
@@ -111,7 +116,8 @@ def test_concurrent_writers_keep_the_token_budget(stores, races, findings):
     store = stores.new(profile=profile)
     check_window(findings, stores.window_policy, store, "tokens", window, threads,
                  races.concurrently(store, "tokens", threads, readers=READERS),
-                 "tasks on one event loop" if store.binding.is_async else "threads sharing one store", label)
+                 "tasks on one event loop" if store.binding.is_async else "threads sharing one store", label,
+                 commands=store_commands)
     check_window(findings, stores.window_policy, store, "process tokens", window, processes,
                  races.in_processes(store, "process tokens", processes, readers=READERS),
-                 "processes, each with a store of its own", label)
+                 "processes, each with a store of its own", label, commands=store_commands)

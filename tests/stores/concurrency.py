@@ -16,8 +16,8 @@ class ReadModifyWrite:
     that overlap both read the same document, and the later SET drops the other's message (a lost
     update)."""
 
-    CAUSE = (r"though one writer appending as many loses none: appends that overlap overwrite each other \(a lost "
-        r"update\)")
+    CAUSE = (r"though one writer appending as many loses none: appends that overlap overwrite each other: the store "
+             r"reads the session and writes it back whole in another step \(GET \S+, then SET \S+ .*\(a lost update\)")
 
     def __init__(self, redis, namespace, ttl):
         self.redis, self.namespace, self.ttl = redis, namespace, ttl
@@ -42,8 +42,8 @@ class LocksInItsProcess(ReadModifyWrite):
     overlap, so writers sharing the store lose nothing, but each process has a lock of its own, and
     writers in separate processes (replicas of a service) still overwrite each other."""
 
-    CAUSE = (r"though one writer appending as many loses none: appends that overlap overwrite each other \(a lost "
-        r"update\)")
+    CAUSE = (r"though one writer appending as many loses none: appends that overlap overwrite each other: the store "
+             r"reads the session and writes it back whole in another step \(GET \S+, then SET \S+ .*\(a lost update\)")
 
     LOCK = threading.Lock()
 
@@ -94,7 +94,11 @@ class TrimsUnderItsProcessLock(TrimsFromPushedLength):
 class TrimsInASecondStep(ListStore):
     """Pushes and sets the TTL in one transaction, then trims in a second round trip, with the right
     range (``LTRIM key -N -1``): nothing is lost and the session ends with the last N, but a reader
-    between the two steps sees more than N: a transient effect, which the window scenario warns of."""
+    between the two steps sees more than N: a transient effect, which the window scenario warns of,
+    naming the two steps as the store sent them."""
+
+    CAUSE = (r"the trim runs after the push, not with it: the store sent MULTI: RPUSH \S+ .*; EXEC, then LTRIM \S+ "
+             r"-\d+ -1 as separate steps")
 
     def trim(self, pipe, key):
         pass

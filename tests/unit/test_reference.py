@@ -84,8 +84,8 @@ def test_a_cause_is_named_only_where_the_histories_show_it():
     assert not diagnose(appended, [appended[1], appended[0], *appended[2:]], appended).startswith(
         "history is reordered within runs")   # a message and its reply swapped: sorted by role, but proves nothing
     assert window_problem(appended, appended[:2], count_window(2)) == (
-        "kept the oldest 2 messages of 4 instead of the newest: the trim cuts the wrong end of the list "
-        "(LTRIM key 0 N-1 keeps the first N)")
+        "kept the oldest 2 messages of 4 instead of the newest: the trim cuts the wrong end "
+        "(on a list, LTRIM key 0 N-1 keeps the first N)")
     assert window_problem(appended, appended[1:3], count_window(2)).startswith("position 1 holds")
     assert lost_after(appended, [*appended[:2], appended[3]], [appended[2]], "a kill").startswith(
         "the lost message is the first appended after a kill, and its append returned")

@@ -48,7 +48,8 @@ def test_broken_store_is_caught(run_suite, store, corpus_run):
 @pytest.mark.parametrize("store", sorted(WARNED, key=lambda c: c.__name__), ids=lambda c: c.__name__)
 def test_store_breaking_a_guarantee_passes_warned(run_suite, store):
     """A cost or a transient effect is a warning: the store passes, exactly the scenarios meant for it
-    warn (each naming the guarantee its conformance level then lacks), and --strict fails them."""
+    warn (each naming the guarantee its conformance level then lacks, and the cause a store that
+    declares one), and --strict fails them."""
     expected = set(WARNED[store])
     args = ("--store", f"{store.__module__}:{store.__name__}", *corpus_args(store),
             "--groups", ",".join(sorted(set(map(group_of, expected)))))
@@ -56,6 +57,8 @@ def test_store_breaking_a_guarantee_passes_warned(run_suite, store):
     assert result.exit_code == 0, result.output
     warned = {r["scenario"] for r in result.summary["results"] if r["warnings"]}
     assert warned == expected, result.output
+    for warning in result.summary["warnings"] if "CAUSE" in vars(store) else ():   # the cause its commands show
+        assert re.search(store.CAUSE, warning["text"]), warning["text"]
     guarantees = {w["guarantee"] for w in result.summary["warnings"]}
     assert guarantees and not guarantees & set(result.summary["conformance_level"].split("+")), result.summary
     strict = run_suite(*args, "--strict")

@@ -46,6 +46,18 @@ def test_a_lost_update_is_named_once_one_writer_alone_loses_nothing(run_suite):
     assert result.exit_code == 1, result.output
     [message] = messages_of(result, "test_concurrent_writers_lose_nothing")
     assert "though one writer appending as many loses none: appends that overlap overwrite each other" in message
+    assert "(GET mrs:" in message and ", then SET mrs:" in message, "the steps its commands show"
+
+
+def test_without_the_stores_commands_a_lost_update_is_one_possible_cause(run_suite, redis_server):
+    """On a server the suite reaches as the store's own user, MONITOR cannot tell the store's commands from
+    the suite's: no mechanism is named as seen, the possible causes are listed."""
+    result = run_suite("--store", "tests.stores.concurrency:ReadModifyWrite", "--redis", redis_server.url(),
+                       "-k", "concurrent_writers_lose_nothing")
+    assert result.exit_code == 1, result.output
+    [message] = messages_of(result, "test_concurrent_writers_lose_nothing")
+    assert "appends that overlap lose messages: possible causes: a read-modify-write (GET, then SET)" in message
+    assert "the store reads the session" not in message and "MONITOR" not in result.summary["failures"][0]["details"]
 
 
 def test_a_defect_of_the_stores_own_client_is_named_as_the_librarys(run_suite):

@@ -1,0 +1,229 @@
+"""What a store's commands (:mod:`.store_commands`) show of how it works, in words a diagnosis can use.
+
+Each connection's commands are cut into :class:`Step` s, what the server ran as one: a MULTI/EXEC
+transaction, a script with the commands it ran, or one command. On those steps:
+
+- :func:`trim_placement`: whether the store trims in the step that adds the message (one
+  transaction, one script, one ``XADD ... MAXLEN``), or in a step of its own after it, where a
+  reader between the two sees too many;
+- :func:`read_then_write`: whether it reads a key and later replaces it whole (GET, then SET) in
+  another step, unwatched, where appends that overlap overwrite each other (a lost update);
+- :func:`listing`: the commands of the store's last calls, for a failure's details (bounded).
+
+A diagnosis names a mechanism only when these show it; without a log it lists the possible causes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable
+
+from .store_commands import SCRIPT_COMMANDS, Call, Command, CommandLog
+
+# commands that add a message to a key; those that cut a key down to a window; reads of a whole
+# value; writes that replace a whole value
+ADDS = frozenset({"RPUSH", "LPUSH", "RPUSHX", "LPUSHX", "LINSERT", "XADD", "ZADD", "HSET", "HMSET", "HSETNX", "SADD",
+                  "SET", "SETEX", "PSETEX", "MSET", "APPEND", "JSON.SET", "JSON.ARRAPPEND", "JSON.ARRINSERT",
+                  "JSON.MERGE"})
+TRIMS = frozenset({"LTRIM", "ZREMRANGEBYRANK", "ZREMRANGEBYSCORE", "ZREMRANGEBYLEX", "ZPOPMIN", "ZPOPMAX", "LPOP",
+                   "RPOP", "XTRIM", "XDEL", "JSON.ARRTRIM", "JSON.ARRPOP", "LREM", "ZREM", "HDEL"})
+READS = frozenset({"GET", "LRANGE", "ZRANGE", "ZREVRANGE", "ZRANGEBYSCORE", "HGETALL", "HGET", "HMGET", "JSON.GET",
+                   "XRANGE", "XREVRANGE", "SMEMBERS", "MGET", "LINDEX"})
+REPLACES = frozenset({"SET", "SETEX", "PSETEX", "MSET", "JSON.SET", "DEL", "UNLINK", "RENAME", "HSET", "HMSET"})
+STREAM_TRIM_OPTIONS = frozenset({"MAXLEN", "MINID"})
+HANDSHAKES = frozenset({"HELLO", "AUTH", "SELECT", "CLIENT", "PING"})   # a connection's, not a call's
+SHOWN_ARGS = 4          # arguments of a command shown, after its name
+SHOWN_WIDTH = 40        # characters of an argument shown
+SHOWN_CALLS = 4         # the store's last calls listed
+SHOWN_STEPS = 8         # steps of a call listed
+SHOWN_NAMES = 12        # command names counted in the listing
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the server ran as one for one connection: ``kind`` "transaction" (MULTI ... EXEC),
+    "script" (its call and the commands it ran) or "command"."""
+
+    kind: str
+    commands: tuple[Command, ...]
+
+    def names(self) -> list[str]:
+        return [c.name for c in self.commands if c.name not in ("MULTI", "EXEC")]
+
+    def adds(self) -> bool:
+        return any(name in ADDS for name in self.names())
+
+    def trims(self) -> bool:
+        return any(c.name in TRIMS or (c.name == "XADD" and _stream_trim(c)) for c in self.commands)
+
+    def keys_written(self) -> set[str]:
+        return {c.args[1] for c in self.commands if c.name in REPLACES and len(c.args) > 1}
+
+    def text(self) -> str:
+        if self.kind == "command":
+            return shown_command(self.commands[0])
+        shown = [shown_command(c) for c in self.commands if c.name not in ("MULTI", "EXEC")]
+        if self.kind == "transaction":
+            return f"MULTI: {', '.join(shown)}; EXEC"
+        return f"{shown[0]} [{', '.join(shown[1:]) or 'no command'}]"
+
+
+def _stream_trim(command: Command) -> bool:
+    return any(arg.upper() in STREAM_TRIM_OPTIONS for arg in command.args[2:4])
+
+
+def shown_command(command: Command) -> str:
+    """A command as a listing shows it: its name and first arguments, each cut short."""
+    args = [_cut(arg) for arg in command.args[1:1 + SHOWN_ARGS]]
+    more = len(command.args) - 1 - SHOWN_ARGS
+    return " ".join([command.name, *args, *([f"(+{more})"] if more > 0 else [])])
+
+
+def _cut(arg: str) -> str:
+    arg = arg.replace("\n", "\\n")
+    shown = arg if len(arg) <= SHOWN_WIDTH else arg[:SHOWN_WIDTH - 1] + "…"
+    return repr(shown) if (" " in shown or not shown) else shown
+
+
+def steps(commands: Iterable[Command]) -> list[Step]:
+    """Each connection's commands as the steps the server ran them in, in the order they began."""
+    done: list[tuple[float, Step]] = []
+    open_: dict[str, tuple[str, list[Command]]] = {}
+
+    def close(client: str) -> None:
+        kind, held = open_.pop(client)
+        done.append((held[0].time, Step(kind, tuple(held))))
+    for command in commands:
+        client, name = command.client, command.name
+        kind = open_.get(client, ("", []))[0]
+        if kind == "transaction":
+            open_[client][1].append(command)
+            if name in ("EXEC", "DISCARD"):
+                close(client)
+            continue
+        if kind == "script" and command.scripted:
+            open_[client][1].append(command)
+            continue
+        if kind:
+            close(client)
+        if name == "MULTI":
+            open_[client] = ("transaction", [command])
+        elif name in SCRIPT_COMMANDS:
+            open_[client] = ("script", [command])
+        else:
+            done.append((command.time, Step("command", (command,))))
+    for client in list(open_):
+        close(client)
+    return [step for _, step in sorted(done, key=lambda pair: pair[0])]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the store's trim runs: ``together`` (in the step that adds: one transaction, script or
+    command) or not, shown by ``example`` (the steps, in words)."""
+
+    together: bool
+    example: str
+
+
+def trim_placement(commands: Iterable[Command]) -> Placement | None:
+    """Whether every trim ran in the step that added (``together``), or the first that did not; None
+    when the store trimmed nothing."""
+    by_client: dict[str, list[Step]] = {}
+    for step in steps(commands):
+        by_client.setdefault(step.commands[0].client, []).append(step)
+    together = None
+    for client_steps in by_client.values():
+        for before, step in zip([None, *client_steps], client_steps):
+            if not step.trims():
+                continue
+            if step.adds():
+                together = together or Placement(True, step.text())
+            else:
+                added = f"{before.text()}, then " if before is not None and before.adds() else ""
+                return Placement(False, f"{added}{step.text()}")
+    return together
+
+
+def read_then_write(commands: Iterable[Command]) -> str | None:
+    """A key the store read in one step and replaced whole in a later step of the same connection,
+    unwatched (no WATCH of it before the read, through the write's EXEC): appends that overlap then
+    overwrite each other. In words; else None."""
+    read: dict[tuple[str, str], Step] = {}
+    watched: set[tuple[str, str]] = set()
+    for step in steps(commands):
+        client = step.commands[0].client
+        for command in step.commands:
+            if command.name == "WATCH":
+                watched.update((client, key) for key in command.args[1:])
+        first = step.commands[0]
+        if step.kind == "command" and first.name in READS and len(first.args) > 1:
+            if (client, first.args[1]) not in watched:
+                read[(client, first.args[1])] = step
+        else:
+            for key in step.keys_written():
+                if (client, key) in read:
+                    return f"{read[(client, key)].text()}, then {step.text()}"
+        if step.kind == "transaction" or first.name == "UNWATCH":   # EXEC and DISCARD end every WATCH
+            watched = {pair for pair in watched if pair[0] != client}
+    return None
+
+
+def over_window_cause(log: CommandLog | None) -> str:
+    """Why readers loaded more than the window while writers appended, as far as the store's commands show."""
+    placement = trim_placement(log.read()) if log is not None else None
+    if placement is not None and not placement.together:
+        return (f"the trim runs after the push, not with it: the store sent {placement.example} as separate steps, so "
+                "a reader between the two sees too many; push and trim in one MULTI/EXEC or Lua script")
+    others = ("its window is larger than the scenario's or counted otherwise (another counter, or the summary or "
+              "system message left out), or its load adds messages from a second source")
+    if placement is not None:
+        return (f"its push and trim run as one step ({placement.example}), which no reader can come between: "
+                f"possible causes: {others}")
+    if log is not None:
+        return f"the store sent no trim command (no LTRIM, ZREMRANGEBYRANK, XTRIM, ...): possible causes: {others}"
+    return (f"possible causes: the trim runs after the push, not with it (RPUSH, then LTRIM in a second round trip), "
+            f"or {others} (the store's commands were not logged: run on a server the suite starts to tell)")
+
+
+def lost_update_cause(log: CommandLog | None, alone_intact: bool) -> str:
+    """Why messages appended by several writers at once went missing, as far as the store's commands show."""
+    control = "though one writer appending as many loses none: " if alone_intact else ""
+    found = read_then_write(log.read()) if log is not None else None
+    if found:
+        return (f"{control}appends that overlap overwrite each other: the store reads the session and writes it "
+                f"back whole in another step ({found}), so a writer overwrites what another wrote in between (a lost "
+                "update)")
+    causes = ("a read-modify-write across connections or keys the log does not pair, a trim whose range came from a "
+              "stale length, a delete" if log is not None else
+              "a read-modify-write (GET, then SET) that overwrites what another writer wrote in between (a lost "
+              "update), a trim whose range came from a stale length")
+    alone = "" if alone_intact else ", or the store loses messages even with one writer"
+    return f"{control}appends that overlap lose messages: possible causes: {causes}{alone}"
+
+
+def during(call: Call, commands: list[Command]) -> list[Command]:
+    """The commands sent while ``call`` ran."""
+    return [c for c in commands if call.start <= c.time <= call.end]
+
+
+def listing(log: CommandLog) -> str:
+    """The store's commands for a failure's details: counted by name, and those of its last calls
+    that ran alone (no other call of the store at the same time), step by step."""
+    commands = log.read()
+    total = len(commands) + log.overflow
+    if not total:
+        return "the store's commands on the scenario's database (MONITOR): none"
+    counts = Counter(c.name for c in commands
+                     if c.name not in HANDSHAKES and c.name not in ("MULTI", "EXEC")).most_common(SHOWN_NAMES)
+    lines = [f"the store's commands on the scenario's database (MONITOR, {total:,} in all): "
+             + ", ".join(f"{name} {count:,}" for name, count in counts)]
+    alone = [call for call in log.calls if call.alone and call.end][-SHOWN_CALLS:]
+    for call in alone:
+        shown = [step for step in steps(during(call, commands))
+                 if step.kind != "command" or step.commands[0].name not in HANDSHAKES]
+        lines.append(f"  {call.text()}: " + ("no command" if not shown else "; ".join(
+            step.text() for step in shown[:SHOWN_STEPS]) + (f"; ... {len(shown) - SHOWN_STEPS} more steps"
+                                                            if len(shown) > SHOWN_STEPS else "")))
+    return "\n".join(lines)
