@@ -203,6 +203,20 @@ def lost_update_cause(log: CommandLog | None, alone_intact: bool) -> str:
     return f"{control}appends that overlap lose messages: possible causes: {causes}{alone}"
 
 
+def rewrite_cause(log: CommandLog | None, member: str) -> str:
+    """Why messages appended while the store's ``member`` (compact) ran were lost, as far as the
+    commands sent during its last call show: the steps that replaced a key whole, or the possible causes."""
+    call = next((call for call in reversed(log.calls) if call.member == member and call.end), None) if log else None
+    if call is not None:
+        replaced = [step.text() for step in steps(during(call, log.read())) if step.keys_written()]
+        if replaced:
+            return (f"it wrote the session back as it had read it ({'; '.join(replaced[:2])}), over what was "
+                    "appended meanwhile (a lost update)")
+    seen = "its commands show no step that replaced a key whole: " if call is not None else ""
+    return (f"{seen}possible causes: it wrote the session back as it had read it, over what was appended meanwhile "
+            "(a lost update), or it removed more than the messages it summarised")
+
+
 def during(call: Call, commands: list[Command]) -> list[Command]:
     """The commands sent while ``call`` ran."""
     return [c for c in commands if call.start <= c.time <= call.end]

@@ -19,6 +19,7 @@ from typing import Sequence
 
 import pytest
 
+from memory_regression.command_evidence import rewrite_cause
 from memory_regression.contract import Message
 from memory_regression.conversations import numbered_messages, sized_text, window_turns
 from memory_regression.diagnosis import HistoryMismatch, compaction_problem, diagnose, window_problem
@@ -110,7 +111,7 @@ def test_compaction_covers_every_message_once(stores, findings):
     check_goes_on(store, originals, history, when)
 
 
-def test_appends_during_compaction_are_not_lost(stores, races, findings):
+def test_appends_during_compaction_are_not_lost(stores, races, findings, store_commands):
     """Eight messages are appended; while ``compact`` is summarising them (inside the suite's
     summariser, the first time it is called), another store instance with a client of its own
     appends three more to the session, as another replica of a service does, and the summariser
@@ -120,10 +121,10 @@ def test_appends_during_compaction_are_not_lost(stores, races, findings):
 
     If the three are lost: compact read the history, summarised it, and then wrote the summary and
     the rest as it had read them (DEL and RPUSH, or SET of a whole document), overwriting what was
-    appended meanwhile: a lost update. Remove exactly the messages summarised, from the head (LTRIM
-    count -1 and LPUSH the summary, in one MULTI/EXEC or Lua script), or WATCH the session and
-    compact again when it changed. A store that serialises appends behind a compaction passes,
-    with a finding: the appends waited."""
+    appended meanwhile: a lost update (the failure names the steps the store's commands show).
+    Remove exactly the messages summarised, from the head (LTRIM count -1 and LPUSH the summary, in
+    one MULTI/EXEC or Lua script), or WATCH the session and compact again when it changed. A store
+    that serialises appends behind a compaction passes, with a finding: the appends waited."""
     aside = numbered_messages(ASIDE, "during", start=BEFORE)
     appending = []
 
@@ -152,8 +153,8 @@ def test_appends_during_compaction_are_not_lost(stores, races, findings):
         return
     check_compaction(originals + stored, history,
                      f"after compact of {BEFORE} messages, while another instance appended {ASIDE}",
-                     known=[(stored, "those appended while compact summarised: it wrote the session back as it had "
-                                     "read it, over what was appended meanwhile (a lost update)")])
+                     known=[(stored, "those appended while compact summarised: "
+                                     + rewrite_cause(store_commands, store.binding.members["compact"]))])
 
 
 def failed_compaction(findings, store, originals: list[Message], failure: str, calls: list) -> None:

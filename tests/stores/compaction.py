@@ -125,7 +125,8 @@ class RewritesTheSession(CompactingListStore):
     (DEL, RPUSH) in one MULTI/EXEC, but without WATCH: a message appended while it summarised is
     overwritten (a lost update)."""
 
-    CAUSE = r"lost are exactly those appended while compact summarised: .*\(a lost update\)"
+    CAUSE = (r"lost are exactly those appended while compact summarised: it wrote the session back as it had read it "
+             r"\(MULTI: DEL \S+, RPUSH \S+ .*\), over what was appended meanwhile \(a lost update\)")
 
     def compact(self, session_id):
         key = self.key(session_id)

@@ -3,7 +3,7 @@ writes them (memory_regression/store_commands.py): steps, where the trim runs, a
 
 import redis
 
-from memory_regression.command_evidence import listing, read_then_write, steps, trim_placement
+from memory_regression.command_evidence import listing, read_then_write, rewrite_cause, steps, trim_placement
 from memory_regression.store_commands import Call, Command, CommandLog, command_log, parse
 
 
@@ -55,6 +55,18 @@ def test_a_read_then_a_whole_write_of_the_same_key_on_one_connection_unless_watc
         "GET d, then MULTI: SET d x; EXEC")   # watched after the read: what it read may have changed already
     assert read_then_write(commands("a: GET d", "a: SET other x", "b: SET d y")) is None
     assert read_then_write(commands("a: RPUSH k m", "a: LRANGE k 0 -1")) is None
+
+
+def test_a_rewrite_is_named_from_the_steps_of_the_compaction_and_listed_as_possible_without_them():
+    log = CommandLog()
+    log._commands = commands("a: LRANGE k 0 -1", "b: RPUSH k m", "a: MULTI", "a: DEL k", "a: RPUSH k s", "a: EXEC")
+    log.calls = [Call("compact", "s1", -0.5, 6.0, alone=False)]
+    assert rewrite_cause(log, "compact").startswith("it wrote the session back as it had read it (MULTI: DEL k, "
+                                                    "RPUSH k s;")
+    log._commands = commands("a: LRANGE k 0 -1", "b: RPUSH k m", "a: LTRIM k 6 -1")
+    assert rewrite_cause(log, "compact").startswith("its commands show no step that replaced a key whole: "
+                                                    "possible causes")
+    assert rewrite_cause(None, "compact").startswith("possible causes: it wrote the session back")
 
 
 def test_the_listing_counts_by_name_and_shows_the_last_calls_that_ran_alone():
