@@ -31,6 +31,9 @@ ROUNDS = 50          # of killing: a leftover's children reparent to the runner 
 COMMAND_WIDTH = 200  # characters of a leftover's command line in the finding
 # the suite's own helpers, which a worker's multiprocessing starts: ended with the rest, not blamed on the store
 SUITE_HELPERS = ("from multiprocessing.resource_tracker import main", "from multiprocessing.forkserver import main")
+# the processes multiprocessing's forkserver start method leaves a worker (the concurrency scenarios' writer
+# processes): its forkserver and resource tracker, which end with the worker, orphans of its group reaped here
+MULTIPROCESSING_HELPERS = 2
 # the command line of an execnet worker, which a process the store forked from its worker keeps
 WORKER_COMMAND = "exec(eval(sys.stdin.readline()))"
 
@@ -152,9 +155,11 @@ def end_leftovers(keep: set[int], ending: set[int] = frozenset(), groups: set[in
     # chain as likely as not: its group says it
     named = [pid for pid in sorted(killed) if not any(helper in seen[pid][0] for helper in SUITE_HELPERS)
              and not (seen[pid][0].startswith("[") and seen[pid][1] in groups)]
-    # a group that held processes of the store's with none of them seen: each lived less than a look through /proc
+    # a group that held processes of the store's with none of them seen: each lived less than a look through /proc.
+    # More orphans than a worker's multiprocessing helpers, which end with it and are not always seen alive (a chain
+    # of forks leaves hundreds: 319 to 404 in three runs of tests.stores.hostile:ForksAChain)
     helpers = {pid for pid, (command, _group) in seen.items() if any(helper in command for helper in SUITE_HELPERS)}
-    unnamed = sorted(group for group, reaped in emptied.items() if reaped - helpers
+    unnamed = sorted(group for group, reaped in emptied.items() if len(reaped - helpers) > MULTIPROCESSING_HELPERS
                      and group not in {seen[pid][1] for pid in named})
     return _told([(seen[pid][0], pid) for pid in named]) + [
         f"processes in the process group of a worker (pgid {group}) that each lived too briefly to be named, as the "
