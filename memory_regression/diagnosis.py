@@ -271,15 +271,18 @@ def fresh_instance_loads(expected: Sequence[Message], fresh: Sequence[Message], 
 
 
 def window_problem(appended: Sequence[Message], history: Sequence[Message], window: Window,
-                   policy: WindowPolicy = SUFFIX) -> str | None:
+                   policy: WindowPolicy = SUFFIX, before: Sequence[tuple[Sequence[Message], Sequence[Message]]] = (),
+                   hint: bool = True) -> str | None:
     """How ``history`` breaks ``policy`` within ``window``, in store terms, or None when a correct
     store may hold it (:meth:`WindowPolicy.allows`).
 
     A broken rule is named first ("start-on-user: the history starts with a tool message (message
     7 of 12)", "keep-system: the leading system message was trimmed"); then, for a token budget,
     what the history costs against it (a counter unlike the store's shows there); then how it
-    differs from the expected history. When another policy allows the history, the message ends
-    with a hint naming it: the store may follow that policy on purpose.
+    differs from the expected history. With ``hint``, when another policy allows this history and
+    every one the store kept ``before`` (what was appended, the history), the message ends with a
+    hint naming it: the store may follow that policy on purpose. A policy that explains one window
+    and not the others is no hint.
     """
     appended, history = list(appended), list(history)
     if policy.allows(appended, history, window):
@@ -289,8 +292,9 @@ def window_problem(appended: Sequence[Message], history: Sequence[Message], wind
                or (_budget_problem(appended, history, window, policy) if window.unit == "token" else None)
                or _oldest_kept(appended, history, window, policy)
                or diagnose(policy.kept(appended, window), history, appended))
-    other = next((p for p in POLICIES if p != policy and p.allows(appended, history, window)), None)
-    if other is not None:
+    observed = [*before, (appended, history)]
+    other = next((p for p in POLICIES if p != policy and all(p.allows(a, h, window) for a, h in observed)), None)
+    if hint and other is not None:
         problem += f"; this is what --window-policy {other} expects: if the store means to do that, pass it"
     return problem
 

@@ -6,6 +6,7 @@ import functools
 import pytest
 
 from memory_regression.conversations import check_points, token_conversation
+from memory_regression.counter_discovery import counter_finding, probe
 from memory_regression.diagnosis import HistoryMismatch, window_problem
 from memory_regression.reference import expected_token_window, token_budget
 
@@ -29,10 +30,14 @@ def test_token_window_keeps_maximal_suffix(stores, profile):
     counts its own way, pass the same counter with --token-counter. The loads are bounded, so the
     scenario's cost grows linearly with the conversation.
 
-    If this fails: compare the store's counter with the suite's (see the profile line of the
-    report), check ``>`` against ``>=`` when trimming, and what happens to an oversize message.
-    Under a policy, the message names the rule broken; a hint naming another policy means the
-    store follows that one: pass it with --window-policy if it does so on purpose."""
+    If this fails: where a counter the suite knows (chars, words, approx, a tiktoken encoding, each
+    with a per-message overhead) explains every window the store kept, here and in a session of
+    small messages whose costs differ from one counter to the next, which the scenario then
+    appends, the message names it and the flag: the store counts its own way. Otherwise compare the
+    store's counter with the suite's (see the profile line of the report), check ``>`` against
+    ``>=`` when trimming, and what happens to an oversize message. Under a policy, the message
+    names the rule broken; a hint naming another policy, which then explains every window the store
+    kept, means the store follows that one: pass it with --window-policy if it does so on purpose."""
     policy = stores.window_policy
     budget = profile.max_tokens
     cost = functools.lru_cache(maxsize=None)(stores.counter(profile))  # each text once
@@ -42,12 +47,16 @@ def test_token_window_keeps_maximal_suffix(stores, profile):
     marks = [index + 1 for index in (conversation.exact_index, conversation.oversize_index) if index is not None]
     fixed = (0, 1, len(messages), *marks, *policy.edge_points(messages, window))
     store = stores.new(profile=profile)
-    appended = []
+    appended, observed = [], []
     for point in check_points(len(messages), fixed, f"token window {profile.name}"):
         appended.extend(store.add("tokens", message) for message in messages[len(appended):point])
         history = store.load("tokens")
-        problem = window_problem(appended, history, window, policy)
+        observed.append((list(appended), history))
+        own = None if policy.allows(appended, history, window) else counter_finding(
+            observed + probe(store, budget), budget, policy, stores.counter(profile).description)
+        problem = window_problem(appended, history, window, policy, before=observed[:-1], hint=own is None)
         if problem:
+            problem += f"; {own}" if own else ""
             where = (" (this append makes the kept history cost exactly the budget)"
                      if len(appended) - 1 == conversation.exact_index else
                      " (this message alone is over the budget)"

