@@ -14,11 +14,13 @@ ignores it: these scenarios need a real server.
 """
 
 import random
+import time
 
 import pytest
 
 from memory_regression.contract import Message
-from memory_regression.diagnosis import diagnose
+from memory_regression.diagnosis import assert_history, diagnose
+from memory_regression.reference import messages
 
 REAL_SERVER = "maxmemory, out-of-memory errors and eviction"
 
@@ -30,15 +32,16 @@ NOEVICTION_MOST = 4 * NOEVICTION_HEADROOM // NOEVICTION_CONTENT
 
 # allkeys-lru: sessions written in turn with no limit; then the limit is set this far above what they
 # use, and a newcomer session writes until keys are evicted, a further two sessions' worth after, and
-# until at least EARLIER_EVICTED keys of the earlier sessions are gone (Redis' LRU clock ticks once a
-# second, so within a second it evicts keys about at random, the newcomer's among them, and over
-# several the oldest first: the early messages of every session)
+# until half the keys of the earlier sessions, and at least EARLIER_EVICTED, are gone (Redis' LRU clock
+# ticks once a second, so within a second it evicts keys about at random, the newcomer's among them,
+# and over several the oldest first: the early messages of every session)
 SESSIONS = 8
 PER_SESSION = 24
 LRU_CONTENT = 1024
 LRU_HEADROOM = 16 * 1024
-NEWCOMER_MOST = SESSIONS * PER_SESSION
+NEWCOMER_MOST = 2 * SESSIONS * PER_SESSION
 EARLIER_EVICTED = 2
+LRU_TICK_S = 1.1   # Redis' LRU clock ticks once a second: keys read after this are younger than those only written
 
 
 def filler(label: str, count: int, size: int) -> list[Message]:
@@ -116,17 +119,24 @@ def test_eviction_leaves_sessions_whole_or_gone(stores, own_server, findings):
     other's, however often Redis' LRU clock ticked meanwhile: written one session after another on a
     slow machine, the first sessions would be evicted whole and a store that keeps a session in
     several keys would pass), the limit is set 16 KB above what the server then uses, and a
-    newcomer session keeps writing until Redis has evicted keys, two sessions' worth after, and two
-    keys or more of the 8 sessions: each of the 8 then loads either intact or empty (evicted whole),
-    and the newcomer holds the newest of its messages, in order. The sessions evicted are reported:
-    silently, under this policy, the conversations are gone.
+    newcomer session keeps writing until Redis has evicted keys, two sessions' worth after, and half
+    the keys of the 8 sessions or more. Before the limit, a second after the last write, each session
+    is loaded, as a conversation is read: the keys a load reads are then younger than those only
+    written, which the LRU evicts first, so a store that keeps a session in several keys (a sorted
+    set beside a sequence counter, a list beside an index) loses one of a session's keys and keeps
+    another on every run, whatever the engine. With the limit lifted, each of the 8 loads either
+    intact or empty (evicted whole), and after one more message either intact with it or with it
+    alone; the newcomer holds the newest of its messages, in order. The sessions evicted are
+    reported: silently, under this policy, the conversations are gone.
 
-    If this fails with a history that has holes, or a load that raises: the store keeps a session in
-    several keys (a key per message and an index of them, a hash of messages beside a list of ids),
-    and eviction, which deletes keys one at a time, took some and left the others. Keep a session's
-    messages in one key (one list), or treat a missing part as the loss of the whole session (and
-    delete the rest). Whatever the store does, a conversation under ``allkeys-lru`` can vanish:
-    ``noeviction`` makes writes fail instead, ``volatile-lru`` evicts only keys with a TTL."""
+    If this fails with a history that has holes or is out of order, or a load that raises: the store
+    keeps a session in several keys (a key per message and an index of them, a hash of messages
+    beside a list of ids, a sequence counter beside a sorted set), and eviction, which deletes keys
+    one at a time, took some and left the others; the failure names the session's keys Redis
+    evicted and those it left, with what each held. Keep a session's messages in one key (one list),
+    or treat a missing part as the loss of the whole session (and delete the rest). Whatever the
+    store does, a conversation under ``allkeys-lru`` can vanish: ``noeviction`` makes writes fail
+    instead, ``volatile-lru`` evicts only keys with a TTL."""
     server = own_server({"maxmemory-policy": "allkeys-lru"})
     store = stores.new_on(server.url)
     sessions = {f"lru {n + 1}": filler(f"lru {n + 1}", PER_SESSION, LRU_CONTENT) for n in range(SESSIONS)}
@@ -134,44 +144,97 @@ def test_eviction_leaves_sessions_whole_or_gone(stores, own_server, findings):
     for turn in range(PER_SESSION):
         for session, sent in sessions.items():
             expected[session].append(store.add(session, sent[turn]))
-    earlier = sorted(server.admin.keys())   # the earlier sessions' keys, whatever the store names them
+    time.sleep(LRU_TICK_S)   # then each session is read, as a conversation is, and what its load reads is younger
+    for session, want in expected.items():
+        assert_history(want, store.load(session), sessions[session], context=f"session {session!r}, before eviction: ")
+    earlier = {key: held(server.admin, key) for key in sorted(server.admin.keys())}   # whatever the store names them
     limit = limit_memory(server, LRU_HEADROOM)
     newcomer, sent = "newcomer", filler("newcomer", NEWCOMER_MOST, LRU_CONTENT)
-    kept, more = [], 2 * PER_SESSION
+    kept, more, enough = [], 2 * PER_SESSION, max(EARLIER_EVICTED, len(earlier) // 2)
     for message in sent:
         kept.append(store.add(newcomer, message))
         if int(server.admin.info("stats")["evicted_keys"]):
             more -= 1
-            if more <= 0 and earlier and server.missing(earlier) >= EARLIER_EVICTED:
+            if more <= 0 and earlier and server.missing(list(earlier)) >= enough:
                 break
     evicted_keys = int(server.admin.info("stats")["evicted_keys"])
     server.admin.config_set("maxmemory", 0)   # nothing more is evicted while the sessions are loaded
     if not evicted_keys:
         pytest.skip(f"{len(kept)} appends of {kb(LRU_CONTENT)} over a maxmemory of {kb(limit)} evicted nothing: "
                     "the store keeps its messages somewhere this scenario does not fill, nothing to judge")
+    gone_keys = [key for key in earlier if not server.admin.exists(key)]
     gone = []
     for session, want in expected.items():
+        after, history, again = Message("user", f"{session} after the eviction"), None, False
         try:
             history = store.load(session)
+            if history in (want, []):   # intact or evicted whole: then one more message goes after it
+                again, want = True, [*(want if history else []), store.add(session, after)]
+                history = store.load(session)
         except Exception as exc:
             raise AssertionError(
-                f"loading session {session!r} raised after Redis evicted {evicted_keys} keys under allkeys-lru: "
-                f"{type(exc).__name__}: {exc}: the store keeps the session in several keys and cannot read it with "
-                "some of them gone; keep it in one key, or read a session missing a part as gone") from exc
-        if not history:
-            gone.append(session)
-        elif history != want:
+                f"session {session!r} raised when {'appended to' if history is not None else 'loaded'} after Redis "
+                f"evicted {evicted_keys} keys under allkeys-lru: {type(exc).__name__}: {exc}: the store keeps the "
+                f"session in several keys and cannot use it with some of them gone{parts(session, earlier, gone_keys)}"
+                "; keep it in one key, or treat a session missing a part as gone") from exc
+        own = [key for key in earlier if session in key]
+        if history != want and not again and own and set(own) <= set(gone_keys):   # evicted whole, yet not empty
             raise AssertionError(
-                f"session {session!r} came back mangled after Redis evicted {evicted_keys} keys under allkeys-lru: "
-                f"{diagnose(want, history, sessions[session])}; eviction deletes whole keys, so a session kept in one "
-                "key is intact or gone: this store keeps it in several, and some were evicted and others not")
+                f"session {session!r} was evicted whole (Redis evicted {', '.join(repr(key) for key in own)}, all its "
+                f"keys), yet its load returned {messages(len(history))}, not an empty history: "
+                f"{diagnose(want, history, sessions[session])}: the store makes up a history where Redis holds none")
+        if history != want:
+            raise AssertionError(
+                f"session {session!r} came back mangled after Redis evicted {evicted_keys} keys under allkeys-lru"
+                f"{' and one more append' if again else ''}: {diagnose(want, history, [*sessions[session], after])}; "
+                "eviction deletes whole keys, so a session kept in one key is intact or gone: this store keeps it in "
+                f"several{parts(session, earlier, gone_keys)}")
+        if len(want) == 1:
+            gone.append(session)
     history = store.load(newcomer)
     if history != kept[len(kept) - len(history):]:
         raise AssertionError(f"the newcomer session, written while Redis evicted keys, is not the newest of its "
-                             f"messages in order: {diagnose(kept, history, sent)}")
+                             f"messages in order: {diagnose(kept, history, sent)}; its keys after {len(kept)} appends "
+                             f"(Redis evicts while they run): {keys_now(server.admin, newcomer)}")
     findings.note(
-        f"allkeys-lru evicted {evicted_keys} keys (maxmemory {kb(limit)}): "
-        + (f"{len(gone)} of {SESSIONS} sessions ({', '.join(repr(s) for s in gone)}) load as empty, evicted "
+        f"allkeys-lru evicted {evicted_keys} keys (maxmemory {kb(limit)}), {len(gone_keys)} of the {len(earlier)} keys "
+        "of the earlier sessions among them: "
+        + (f"{len(gone)} of {SESSIONS} sessions ({', '.join(repr(s) for s in gone)}) lost what they held, evicted "
            "silently: the store raised nothing, and those conversations are gone" if gone
            else f"none of the {SESSIONS} earlier sessions was evicted whole")
         + (f"; the newcomer holds its last {len(history)} of {len(kept)} messages" if len(history) < len(kept) else ""))
+
+
+def held(client, key: str) -> str:
+    """What a key holds, in words: its type and size, or a short value ("a string, '24'")."""
+    kind = client.type(key)
+    sizes = {"list": client.llen, "zset": client.zcard, "hash": client.hlen, "set": client.scard, "stream": client.xlen}
+    if kind == "string":
+        value = client.get(key) or ""
+        return f"a string, {value[:24]!r}" + ("..." if len(value) > 24 else "")
+    if kind in sizes:
+        return f"a {SIZED.get(kind, kind)} of {sizes[kind](key)}"
+    return f"a {kind}"
+
+
+SIZED = {"zset": "sorted set", "hash": "hash of fields", "set": "set of members"}
+
+
+def keys_now(client, session: str) -> str:
+    """The keys named after ``session``, with what each holds now."""
+    own = sorted(key for key in client.keys() if session in key)
+    return ", ".join(f"{key!r} ({held(client, key)})" for key in own) or "none is named after it"
+
+
+def parts(session: str, earlier: dict[str, str], gone_keys: list[str]) -> str:
+    """The keys of ``session`` (those whose name holds it) that Redis evicted and those it left, with what each
+    held before; the earlier keys it evicted where none is named after the session."""
+    own = [key for key in earlier if session in key]   # "lru 1" is in no other session's name: 8 sessions
+    if not own:
+        shown = ", ".join(f"{key!r} ({earlier[key]})" for key in gone_keys[:5])
+        return f" (no key is named after the session; Redis evicted {shown}{', ...' if len(gone_keys) > 5 else ''})"
+    lost = [f"{key!r} ({earlier[key]})" for key in own if key in gone_keys]
+    left = [f"{key!r} ({earlier[key]})" for key in own if key not in gone_keys]
+    if not lost:
+        return ""
+    return f": of its keys Redis evicted {', '.join(lost)}" + (f" and left {', '.join(left)}" if left else "")

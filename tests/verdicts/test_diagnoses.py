@@ -3,6 +3,7 @@ thousand times off, a lost update only when one writer alone loses nothing, a cl
 as the library's, the suite's own exception as no finding about the store, on stores whose real
 cause we know."""
 
+import re
 from xml.etree import ElementTree
 
 import redis
@@ -116,3 +117,15 @@ def test_a_store_with_its_own_counter_is_told_its_counter_and_the_flag_and_nothi
         assert wrong not in said, wrong
     counted = run_suite(*store, "--groups", "token-window", "--token-counter", "tests.stores.new_user:cookbook_tokens")
     assert counted.exit_code == 0, counted.output
+
+
+def test_an_evicted_counter_beside_the_session_is_named_with_what_it_held(run_suite):
+    """The new user's store keeps a sequence counter beside each session's sorted set: the eviction scenario
+    reads the sessions before the limit, so that the counters are the oldest keys and go first, and the next
+    append reuses their numbers; the failure names the counter evicted and the sorted set left."""
+    result = run_suite("--store", "tests.stores.new_user:CookbookCountedMemory", "-k", "eviction")
+    assert result.exit_code == 1, result.output
+    [message] = messages_of(result, "test_eviction_leaves_sessions_whole_or_gone")
+    assert re.search(r"came back mangled after Redis evicted \d+ keys under allkeys-lru and one more append: history "
+                     r"is reordered: .* of its keys Redis evicted 'mrs:\w+:conv:lru \d:seq' \(a string, '24'\) and "
+                     r"left 'mrs:\w+:conv:lru \d' \(a sorted set of 24\)", message), message
