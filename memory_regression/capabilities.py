@@ -47,6 +47,7 @@ class Guarantee(str, Enum):
     STEADY_APPENDS = "steady-appends"
     ATOMIC_WINDOW = "atomic-window"
     ANY_SESSION_ID = "any-session-id"
+    PREFIXED_KEYS = "prefixed-keys"
 
     def __str__(self) -> str:
         return self.value
@@ -58,6 +59,8 @@ GUARANTEES: dict[Guarantee, str] = {
     Guarantee.STEADY_APPENDS: "an append takes as long on a long history as on a short one",
     Guarantee.ATOMIC_WINDOW: "no reader ever loads more than the window, not even between a write and its trim",
     Guarantee.ANY_SESSION_ID: "every session id an application makes is taken; none is refused at the append",
+    Guarantee.PREFIXED_KEYS: "every key the store writes starts with its namespace, so that SCAN by prefix and ACL "
+                             "key patterns find them all",
 }
 
 

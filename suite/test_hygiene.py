@@ -6,17 +6,23 @@ for a store with the ttl capability they also fail test_every_key_has_ttl_within
 
 import pytest
 
+from memory_regression.capabilities import Guarantee
 from memory_regression.conversations import numbered_messages
 from memory_regression.identities import SESSION_IDS
+from memory_regression.key_schemes import carried
 
 # ids of several shapes (test_identity.py writes them all)
 SHAPES = ("uuid", "email", "name with spaces around", "glob star", "hash tag", "colon separator")
 
 
 @pytest.mark.requires("namespace")
-def test_keys_stay_in_namespace(stores, keyspace):
+@pytest.mark.guarantees("prefixed-keys")
+def test_keys_stay_in_namespace(stores, keyspace, findings):
     """With a namespace, every key the store writes (messages, indexes, counters, locks) starts
-    with it, for every kind of session id.
+    with it, for every kind of session id. A key scheme of the store's own that carries the
+    namespace further on in every key (after a fixed word, or encoded in base32, base64 or hex into
+    a segment) keeps its keys apart, and is a warning (prefixed-keys): SCAN by prefix and ACL key
+    patterns miss those keys.
 
     If this fails: a key is built without the prefix (a global index set, a lock, a counter), or
     the prefix is applied to some keys only."""
@@ -30,7 +36,17 @@ def test_keys_stay_in_namespace(stores, keyspace):
         store.load(sid)
     seen.update(keyspace.keys())
     outside = sorted(k for k in seen if not k.startswith(keyspace.namespace))
-    assert not outside, f"keys outside the namespace {keyspace.namespace!r}: {', '.join(outside)}"
+    forms = {key: carried(key, keyspace.namespace) for key in outside}
+    loose = [key for key, form in forms.items() if form is None]
+    assert not loose, (f"keys outside the namespace {keyspace.namespace!r}: {', '.join(loose)}"
+                       + (f" (beside {len(outside) - len(loose)} that carry it further on)" if len(loose) < len(outside)
+                          else ""))
+    if outside:
+        how = sorted(set(forms.values()))
+        findings.warn(Guarantee.PREFIXED_KEYS,
+                      f"{len(outside)} of the store's {len(seen)} keys carry the namespace {keyspace.namespace!r} "
+                      f"{' or '.join(how)}, not as their prefix (first: {outside[0]!r}): they are the store's, but "
+                      f"SCAN by prefix ({keyspace.namespace}*) and ACL key patterns (~{keyspace.namespace}*) miss them")
 
 
 @pytest.mark.requires("clear")

@@ -4,15 +4,15 @@ failures must name, the stores warned of a guarantee (``WARNED_BY``), and each s
 
 
 from memory_regression.groups import scenario_group, suite_files
-from tests.stores import (broken, compaction, concurrency, consistency, expiry, faults, footprint, identity, latency,
-                          messages, policies, server)
+from tests.stores import (broken, compaction, concurrency, consistency, expiry, faults, footprint, identity,
+                          key_schemes, latency, messages, policies, server)
 
 TOKEN_ARGS = ("--model-profiles", "small-4k,llama-3-8b")
 # the guarantees a correct store's default run holds; a windowed one whose trim goes with its push (in
 # one transaction or script) also atomic-window (correct.TokenStore trims in a second step: not it)
 KEPT = "+bounded-storage+steady-appends"
-HELD = KEPT + "+any-session-id"
-HELD_WINDOWED = KEPT + "+atomic-window+any-session-id"
+HELD = KEPT + "+any-session-id+prefixed-keys"   # prefixed-keys: stores with a namespace, as all here but one
+HELD_WINDOWED = KEPT + "+atomic-window+any-session-id+prefixed-keys"
 WINDOWED = "core+count-window+ttl+namespace+clear"   # a count-window store's capabilities, before its others
 POLICY_LEVEL = "core+count-window+token-window+ttl+namespace+clear" + HELD_WINDOWED
 
@@ -27,14 +27,15 @@ CORRECT_STORES = {
     "examples/stores/count_window.py:CountWindowStore": ((), "core+count-window+ttl+namespace+clear" + HELD_WINDOWED),
     "examples/stores/token_window.py:TokenWindowStore": (
         ("--token-counter", "examples/stores/token_window.py:message_tokens"),
-        "core+token-window+clear" + HELD_WINDOWED),
+        "core+token-window+clear" + KEPT + "+atomic-window+any-session-id"),
     "examples/stores/async_store.py:AsyncChatMemory": ((), f"{WINDOWED}+async" + HELD_WINDOWED),
     "examples/stores/compacting.py:CompactingStore": ((), f"{WINDOWED}+compaction" + HELD_WINDOWED),
     "examples/stores/two_backends.py:TwoBackendStore": ((), f"{WINDOWED}+consistency" + HELD_WINDOWED),
     "tests.stores.correct:ListStore": ((), "core+count-window+ttl+namespace+clear" + HELD_WINDOWED),
     "tests.stores.identity:TenantStore": ((), "core+count-window+ttl+namespace+clear+tenants" + HELD_WINDOWED),
     "tests.stores.consistency:AsyncTwoBackendStore": (
-        (), "core+count-window+ttl+namespace+clear+consistency+async+bounded-storage+atomic-window+any-session-id"),
+        (), "core+count-window+ttl+namespace+clear+consistency+async+bounded-storage+atomic-window+any-session-id"
+        "+prefixed-keys"),
     "tests.stores.correct:TokenStore": ((), "core+token-window+ttl+namespace+clear" + HELD),
     "tests.stores.policies:StartOnUserStore": (policy_args("start-on-user"), POLICY_LEVEL),
     "tests.stores.policies:KeepSystemStore": (policy_args("keep-system"), POLICY_LEVEL),
@@ -83,7 +84,7 @@ BROKEN = {**broken.CAUGHT_BY, **policies.CAUGHT_BY, **messages.CAUGHT_BY, **expi
           **concurrency.CAUGHT_BY, **faults.CAUGHT_BY, **server.CAUGHT_BY, **compaction.CAUGHT_BY,
           **consistency.CAUGHT_BY, **latency.CAUGHT_BY, **identity.CAUGHT_BY}
 # stores that break a guarantee (a cost, a transient effect): they pass, warned by exactly these scenarios
-WARNED = {**footprint.WARNED_BY, **concurrency.WARNED_BY, **identity.WARNED_BY}
+WARNED = {**footprint.WARNED_BY, **concurrency.WARNED_BY, **identity.WARNED_BY, **key_schemes.WARNED_BY}
 CATCHES = {**BROKEN, **WARNED}
 
 

@@ -134,7 +134,7 @@ def test_action_on_a_correct_store(docker_client, tmp_path):
     assert outputs["failed"] == "0" and outputs["errors"] == "0"
     assert int(outputs["passed"]) + int(outputs["skipped"]) == int(outputs["total"]) > 0
     assert outputs["conformance-level"] == ("core+count-window+ttl+namespace+clear+bounded-storage+steady-appends"
-                                            "+atomic-window+any-session-id")
+                                            "+atomic-window+any-session-id+prefixed-keys")
     assert outputs["junit-path"] == "memory-reports/junit.xml"
     assert outputs["html-path"] == "memory-reports/report.html"
     assert summary.startswith("## Memory regression: passed")
@@ -161,7 +161,8 @@ def test_action_on_a_broken_store_annotates_escaped_failures(docker_client, tmp_
                                   "PYTEST-ARGS": "-k 'not stateful and not concurrency'"}, broken=True)
     assert finished.status == 1, finished.logs
     assert outputs["failed"] == "2"
-    assert outputs["conformance-level"] == "core+ttl+namespace+clear+bounded-storage+steady-appends+any-session-id"
+    assert outputs["conformance-level"] == ("core+ttl+namespace+clear+bounded-storage+steady-appends+any-session-id"
+                                            "+prefixed-keys")
     errors = [line for line in finished.logs.splitlines() if line.startswith("::error ")]
     assert len(errors) == 2, finished.logs
     first = errors[0]

@@ -15,7 +15,8 @@ from junitparser.xunit2 import JUnitXml as JUnitXml2
 
 from tests.conftest import GOOD, ONE_SCENARIO, ROOT, assert_error_reports, assert_usage_error
 
-ALL_WINDOWED = "core+count-window+ttl+namespace+clear+bounded-storage+steady-appends+atomic-window+any-session-id"
+ALL_WINDOWED = ("core+count-window+ttl+namespace+clear+bounded-storage+steady-appends+atomic-window+any-session-id"
+                "+prefixed-keys")
 
 
 def test_missing_store_file(run_suite):
@@ -302,8 +303,9 @@ def test_summary_files_agree(run_suite):
     summary = result.summary
     markdown = (result.report_dir / "summary.md").read_text(encoding="utf-8")
     assert summary["status"] == "failed" and summary["exit_code"] == 1
-    assert summary["conformance_level"] == "core+ttl+namespace+clear+bounded-storage+steady-appends+any-session-id"
-    assert "Conformance level: **core+ttl+namespace+clear+bounded-storage+steady-appends+any-session-id**" in markdown
+    level = "core+ttl+namespace+clear+bounded-storage+steady-appends+any-session-id+prefixed-keys"
+    assert summary["conformance_level"] == level
+    assert f"Conformance level: **{level}**" in markdown
     assert "kept 6 messages, expected 5" in markdown
     assert summary["matrix"]["columns"][:3] == ["—", "N=5", "N=20"]
     row = next(r for r in summary["matrix"]["rows"] if r["scenario"] == "test_count_window_keeps_last_n")

@@ -150,13 +150,14 @@ REPLAY_WINDOW = ("a known design: the agent windows what it replays, never the d
 LIBRARIES = {
     LANGCHAIN: ("LangChain BaseChatMessageHistory: add_message(message)",
                 ["clear", "core", "namespace", "tool-calls", "ttl"],
-                "core+ttl+namespace+clear+tool-calls+bounded-storage+steady-appends+any-session-id"),
+                "core+ttl+namespace+clear+tool-calls+bounded-storage+steady-appends+any-session-id+prefixed-keys"),
     LLAMA_INDEX: ("LlamaIndex BaseChatStore: add_message(session_id, message)",
                   ["clear", "core", "tool-calls", "ttl"],
                   "core+ttl+clear+tool-calls+bounded-storage+steady-appends+any-session-id"),
     OPENAI_AGENTS: ("OpenAI Agents Session: add_items([message, ...])",
                     ["async", "clear", "core", "namespace", "tool-calls", "ttl"],
-                    "core+ttl+namespace+clear+tool-calls+async+bounded-storage+steady-appends+any-session-id"),
+                    "core+ttl+namespace+clear+tool-calls+async+bounded-storage+steady-appends+any-session-id"
+                    "+prefixed-keys"),
     LANGGRAPH: (CHECKPOINTER, ["clear", "core", "tool-calls", "ttl"],
                 "core+ttl+tool-calls+bounded-storage+any-session-id"),
     LANGGRAPH_ASYNC: (CHECKPOINTER, ["async", "clear", "core", "tool-calls", "ttl"],

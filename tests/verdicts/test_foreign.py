@@ -68,7 +68,7 @@ def test_a_store_built_with_the_suites_counter_and_summariser_calls_them_back(ru
     assert result.exit_code == 0, result.output
     assert same_level(spec, result.summary["conformance_level"],
                       "core+token-window+ttl+namespace+clear+compaction+bounded-storage+steady-appends+atomic-window"
-                      "+any-session-id"), result.summary["conformance_level"]
+                      "+any-session-id+prefixed-keys"), result.summary["conformance_level"]
     passed = {r["scenario"] for r in result.summary["results"] if r["outcome"] == "passed"}
     assert {"test_token_window_keeps_maximal_suffix", "test_compaction_keeps_the_token_budget",
             "test_a_failing_summarizer_leaves_the_session_as_it_was"} <= passed, result.output

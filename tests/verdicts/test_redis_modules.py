@@ -11,7 +11,7 @@ def test_a_store_on_redisearch_passes_against_a_server_with_the_module(run_suite
     result = run_suite("--store", SEARCH_STORE, "--redis", redis_stack.url())
     assert result.exit_code == 0, result.output
     assert result.summary["conformance_level"] == ("core+count-window+ttl+namespace+clear+bounded-storage"
-                                                   "+steady-appends+atomic-window+any-session-id")
+                                                   "+steady-appends+atomic-window+any-session-id+prefixed-keys")
     # the memory-pressure and shared-database scenarios run on a redis-server the suite starts from PATH,
     # without the module: skipped, saying so, instead of stopping the run as a server without RediSearch would
     own_server = [r for r in result.summary["results"] if r["group"] == "memory-pressure"
