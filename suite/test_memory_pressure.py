@@ -59,6 +59,14 @@ def limit_memory(server, headroom: int) -> int:
     return limit
 
 
+def oom_refusals(client) -> int | None:
+    """How many commands the server refused with OOM since it started (INFO errorstats, Redis 6.2 and later,
+    which count every error reply in total_error_replies); None where it does not count them."""
+    if "total_error_replies" not in client.info("stats"):
+        return None
+    return int(client.info("errorstats").get("errorstat_OOM", {}).get("count", 0))
+
+
 def kb(size: int) -> str:
     return f"{size / 1024:,.0f} KB"
 
@@ -69,9 +77,10 @@ def test_append_raises_when_memory_is_full(stores, own_server, findings):
     session gets 2 KB messages until an append raises (at most 256): every append that returned is
     in the history, so once memory is full an append raises rather than return as if stored.
 
-    If this fails: the store swallows Redis' OOM error ("OOM command not allowed when used memory >
-    'maxmemory'", redis-py's ``OutOfMemoryError``, a ``ResponseError``), often in a broad ``except``
-    around the write meant for something else; the application believes the message is kept, and
+    If this fails where the server refused writes with OOM (its error statistics say how many): the
+    store swallows Redis' OOM error ("OOM command not allowed when used memory > 'maxmemory'",
+    redis-py's ``OutOfMemoryError``, a ``ResponseError``), often in a broad ``except`` around the
+    write meant for something else; the application believes the message is kept, and
     the conversation loses it without a word. Let the error through (or raise one of your own), so
     the caller can tell the user or retry later."""
     server = own_server({"maxmemory-policy": "noeviction"})
@@ -88,18 +97,23 @@ def test_append_raises_when_memory_is_full(stores, own_server, findings):
             break
         expected.append(stored)
     used = int(server.memory_info()["used_memory"])
+    refusals = oom_refusals(server.admin)
     server.admin.config_set("maxmemory", 0)   # the load is not judged under pressure
     history = store.load(session)
     lost = [(i, m) for i, m in enumerate(expected) if m not in history]
     if lost:
         index, message = lost[0]
+        swallows = ("the store swallows Redis' OOM error ('OOM command not allowed when used memory > 'maxmemory''), "
+                    "so the conversation loses messages without a word; let the error through")
+        cause = (f"the server refused {refusals} commands with OOM, and {swallows}" if refusals else
+                 "yet the server refused no command with OOM (INFO errorstats): the store lost it otherwise (possible "
+                 "causes: a cap or window of its own, a write it never sent)" if refusals == 0 else
+                 f"possible causes: {swallows}, or a cap or window of its own (this server counts no OOM refusals)")
         raise AssertionError(
             f"append({session!r}, {message.role!r}, '{message.content[:24]}...') (message {index + 1}) returned as if "
             f"stored while the server's memory was full (maxmemory-policy noeviction, its maxmemory of {kb(limit)} "
             "reached), but the message is not in the history"
-            + (f", nor are {len(lost) - 1} more appended after it" if len(lost) > 1 else "")
-            + ": the store swallows Redis' OOM error ('OOM command not allowed when used memory > 'maxmemory''), so "
-            "the conversation loses messages without a word; let the error through")
+            + (f", nor are {len(lost) - 1} more appended after it" if len(lost) > 1 else "") + f": {cause}")
     refused = store.stored_form([sent[len(expected)]]) if raised is not None else []
     if history not in (expected, expected + refused):   # the append that raised may have been kept
         raise AssertionError(f"after appends until memory was full (noeviction): {diagnose(expected, history, sent)}")
