@@ -217,6 +217,12 @@ def rewrite_cause(log: CommandLog | None, member: str) -> str:
             "(a lost update), or it removed more than the messages it summarised")
 
 
+def writes_of(log: CommandLog, call: Call) -> str | None:
+    """The steps that add a message the server ran while ``call`` ran, in words; None when none did."""
+    added = [step.text() for step in steps(during(call, log.read())) if step.adds()]
+    return "; ".join(added[:2]) or None
+
+
 def during(call: Call, commands: list[Command]) -> list[Command]:
     """The commands sent while ``call`` ran."""
     return [c for c in commands if call.start <= c.time <= call.end]

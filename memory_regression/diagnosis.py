@@ -250,14 +250,21 @@ def assert_history(expected: Sequence[Message], actual: Sequence[Message], appen
 
 
 def lost_after(expected: Sequence[Message], actual: Sequence[Message], firsts: Sequence[Message],
-               event: str) -> str | None:
+               event: str, reached: Callable[[Message], str | None] = lambda message: None) -> str | None:
     """When every message ``actual`` lacks is among ``firsts`` (each the first appended after
     ``event``, a kill of the store's connections, a restart) and nothing else differs: how the
-    store lost them. Their appends returned, so it swallowed the error each met."""
+    store lost them. Their appends returned, so it swallowed the error each met, unless the server
+    ran the write of the first lost one (``reached``: the steps it ran, in words, where the store's
+    commands were logged): then it was stored and lost afterwards."""
     missing = unmatched(expected, actual)
     if not missing or unmatched(actual, expected) or any(message not in firsts for message in missing):
         return None
     which = "the lost message is" if len(missing) == 1 else f"the {len(missing)} lost messages are"
+    ran = reached(missing[0])
+    if ran:
+        return (f"{which} the first appended after {event}; its append returned, and the server ran its write "
+                f"({ran}): the message was stored and lost afterwards (possible causes: a later write of the store "
+                "replaced or trimmed it, or a reconnect wrote back a copy of the session kept from before)")
     return (f"{which} the first appended after {event}, and its append returned: the store swallows the error "
             "of an append that meets a closed connection (a \"best-effort\" write), so the message is lost unseen")
 

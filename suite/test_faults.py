@@ -20,6 +20,7 @@ from memory_regression.adapter import StoreAdapter
 from memory_regression.contract import Message
 from memory_regression.conversations import numbered_messages
 from memory_regression.proxy import WRITE_COMMANDS, ReplyDroppingProxy
+from memory_regression.command_evidence import writes_of
 from memory_regression.diagnosis import assert_history, fresh_instance_loads, lost_after
 
 # appended in turns; the store's connections are killed before each turn after the first, and before
@@ -43,7 +44,7 @@ def dead_address():
 
 
 @pytest.mark.real_server("connections the server closes")
-def test_store_reconnects_after_its_connections_are_killed(stores, connections, findings):
+def test_store_reconnects_after_its_connections_are_killed(stores, connections, findings, store_commands):
     """The server closes every connection of the store (CLIENT KILL) between turns of a
     conversation and before each load: each later append and load still works, and the history
     holds every message once, in order.
@@ -52,13 +53,19 @@ def test_store_reconnects_after_its_connections_are_killed(stores, connections, 
     connection taken from the pool once, a socket of its own) and does not reconnect when the server
     has closed it; use the client's own commands, whose pool replaces a closed connection. With a
     message missing: the store swallows the error of the append that met the dead connection, so
-    that message is lost without a word. With a message twice: it retried an append that had
-    already been stored."""
+    that message is lost without a word (unless the store's commands show the server ran that
+    append's write: then the failure says it was stored and lost afterwards). With a message twice:
+    it retried an append that had already been stored."""
     store = stores.new()
     appended, expected, firsts, killed = [], [], [], 0
+    first_calls = {}   # each first message after a kill -> the call of the store that appended it (logged)
+
+    def reached(message):
+        call = first_calls.get(message)
+        return writes_of(store_commands, call) if call is not None else None
 
     def how(history):
-        return (lost_after(expected, history, firsts, "a kill of the store's connections")
+        return (lost_after(expected, history, firsts, "a kill of the store's connections", reached)
                 or fresh_instance_loads(expected, stores.new().load("killed"),
                                         "this instance's load, just after its connections were killed, returned "
                                         "without them and raised nothing (silent amnesia): reconnect, or let the "
@@ -67,8 +74,11 @@ def test_store_reconnects_after_its_connections_are_killed(stores, connections, 
         if turn:
             killed += connections.kill()
         for message in numbered_messages(PER_TURN, f"turn {turn + 1}"):
+            calls = len(store_commands.calls) if store_commands is not None else None
             expected.append(store.add("killed", message))
             appended.append(message)
+            if turn and message is appended[-PER_TURN] and calls is not None and calls < len(store_commands.calls):
+                first_calls[expected[-1]] = store_commands.calls[calls]
         firsts += expected[-PER_TURN:][:1] if turn else []
         killed += connections.kill()
         assert_history(expected, store.load("killed"), appended,

@@ -89,6 +89,10 @@ def test_a_cause_is_named_only_where_the_histories_show_it():
     assert window_problem(appended, appended[1:3], count_window(2)).startswith("position 1 holds")
     assert lost_after(appended, [*appended[:2], appended[3]], [appended[2]], "a kill").startswith(
         "the lost message is the first appended after a kill, and its append returned")
+    assert lost_after(appended, [*appended[:2], appended[3]], [appended[2]], "a kill",
+                      lambda message: "MULTI: RPUSH k m; EXEC").startswith(   # the server ran its write
+        "the lost message is the first appended after a kill; its append returned, and the server ran its write "
+        "(MULTI: RPUSH k m; EXEC): the message was stored and lost afterwards")
     assert lost_after(appended, appended[2:], [appended[2]], "a kill") is None   # lost others too
     assert lost_after(appended, [*appended[:2], appended[0], appended[3]], [appended[2]], "a kill") is None
     said = [Message("user", "  hi  "), Message("assistant", "你好"), Message("user", "x" * 100)]
