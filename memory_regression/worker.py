@@ -35,7 +35,7 @@ from .redaction import Redactor, map_strings, sendable
 from .groups import scenario_group
 from .command_evidence import listing
 from .outcomes import NOT_JUDGED, describe_outcome, module_command, redacted, server_misfit, unrendered_report
-from .observe import observe, unfilled_text
+from .observe import Observed, observe, unfilled_text
 from .proposals import fixes_of
 from .results import CAPTURE_LIMIT, DETAILS_LIMIT, LISTED_NOT_RUN, MESSAGE_LIMIT, Status, cap
 from .settings import Settings
@@ -130,12 +130,14 @@ class ScenarioWorker:
     def _observe(self) -> list[str]:
         """What the store does with what the suite gives it (:mod:`.observe`), and whether its history
         reaches the server under test (:attr:`elsewhere`); a UsageError when it cannot be judged as bound."""
-        context = ScenarioContext(self, "observe")
-        try:
-            observed = observe(context, self.binding)
-        finally:
-            context.close(binding=True)
-            self.hung_closes += context.hung_closes
+        observed = Observed()
+        if not self.hung_closes:   # a store whose close hung would hang the probe too: the scenarios judge it
+            context = ScenarioContext(self, "observe")
+            try:
+                observed = observe(context, self.binding)
+            finally:
+                context.close(binding=True)
+                self.hung_closes += context.hung_closes
         self.elsewhere = observed.elsewhere
         hung = (f"the store's close did not return within {self.settings.call_timeout:g} s (--call-timeout) while "
                 "the suite bound it, and was left running: calls that wait behind it are cut off in the scenarios")
