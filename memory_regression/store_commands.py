@@ -154,7 +154,9 @@ class _Monitor:
         try:
             self._node.echo(mark.decode())
             deadline = time.monotonic() + SYNC_S
-            while mark not in self._stream[self._parsed:] and time.monotonic() < deadline and self._thread.is_alive():
+            # past MAX_BYTES nothing more is kept, the mark neither
+            while (not self.overflow and self._stream.find(mark, self._parsed) < 0 and time.monotonic() < deadline
+                   and self._thread.is_alive()):
                 time.sleep(RECEIVE_EVERY_S / 5)
             self._whose.update((c["addr"], c.get("user", "")) for c in self._node.client_list())
         except Exception:   # noqa: BLE001 (the server went away: what was read is what there is)
