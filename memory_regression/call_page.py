@@ -62,7 +62,11 @@ class CallPage:
         try:
             yield
         finally:
-            self._write(0.0, "")
+            self.clear()
+
+    def clear(self) -> None:
+        """The worker is in no call of the store: one left running in a thread of its own is not this one's."""
+        self._write(0.0, "")
 
     def _write(self, started: float, text: str) -> None:
         data = text.encode("utf-8", "replace")[:CALL_PAGE_SIZE - _CALL_HEADER.size]

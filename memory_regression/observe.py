@@ -23,10 +23,15 @@ a run of messages to one session and looks at what the store kept and wrote (:fu
 Stores that take the contract's client (or ``**kwargs``) and leave nothing unfilled get the short
 probe only: two appends, and whether any key came of them. What the observation cannot tell (the
 store raised for another reason, lost messages in the middle) is left to the scenarios, which judge it.
+
+The probe runs in a thread of its own (:func:`observe_within`), waited half the call timeout: a
+store whose first calls hang is said to, and the scenarios judge the hang as they judge any; it is
+never taken for a store that cannot be bound.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +55,7 @@ PROBE_MESSAGES = 100          # more than the windows of the stores we know keep
 REACH_MESSAGES = 2            # the short probe's, of a store that takes what the suite gives it (no load)
 PROBE_BUDGET_S = 2.0          # a slow store is observed on what it appended by then
 TTL_MATCH_S = 5               # a default this close to the observed TTL, in seconds, is taken for it
+PROBE_WAIT_SHARE = 0.5        # of the call timeout, waited for the probe: the runner cuts off a call at the timeout
 
 
 def needs_probe(binding: StoreBinding) -> bool:
@@ -107,6 +113,34 @@ def observe(context: "ScenarioContext", binding: StoreBinding) -> Observed:
         return Observed([text], text)
     found = [_window(binding, appended, kept), _ttl(binding, keyspace, keys)] if probed else []
     return Observed([text for text in found if text])
+
+
+def observe_within(context: "ScenarioContext", binding: StoreBinding, seconds: float) -> Observed | None:
+    """:func:`observe`, in a thread of its own, waited ``seconds``; None when it did not return by then (a
+    store whose first calls hang, which the scenarios judge as they judge any hang: the thread is left in the
+    store, for the worker to go on without it). What it raised is raised here."""
+    outcome: list[Observed | BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(observe(context, binding))
+        except BaseException as exc:   # noqa: BLE001 (handed to the waiting thread)
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, name="memory-regression-probe", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if not outcome:
+        return None
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
+
+
+def probe_hung(seconds: float) -> str:
+    """What the header says of a store whose probe did not return within ``seconds``."""
+    return (f"the store's first calls, two appends at binding, did not return within {seconds:g} s and were left "
+            "running: where its history goes was not observed, and the scenarios judge the hang")
 
 
 def kept_elsewhere(binding: StoreBinding, instance: Any, appended: int) -> str:

@@ -33,6 +33,7 @@ import shutil
 import signal
 import socket
 import struct
+import sysconfig
 import tempfile
 import threading
 import time
@@ -50,6 +51,9 @@ FINISH_GRACE_S = 1.0             # time a worker gets to exit by itself once the
 POLL_S = 0.5                     # the longest the runner goes without reading the workers' call pages
 _TOOL_PATHS = ("/_pytest/", "/pluggy/", "/xdist/", "/execnet/", "/hypothesis/", "<frozen", "\"<string>\"",
                str(Path(__file__).resolve().parent) + os.sep)
+
+_STANDARD_LIBRARY = os.path.join(sysconfig.get_paths()["stdlib"], "")
+_INSTALLED = tuple(os.path.join(sysconfig.get_paths()[name], "") for name in ("purelib", "platlib"))
 
 UNIX_PATH_LIMIT = 107   # bytes of a Unix socket's path (sun_path, less its terminating NUL)
 SHORT_BASES = ("/tmp", "/dev/shm")   # where the run's directory goes when TMPDIR makes the socket's path too long
@@ -160,25 +164,31 @@ def dump_path(directory: Path, worker: str) -> Path:
 
 
 def store_frames(dump: str, limit: int = 8) -> str:
-    """The frames of a faulthandler dump that belong to the store (not to pytest or the suite)."""
-    kept: list[str] = []
+    """The frames of a faulthandler dump that belong to the store (not to pytest or the suite), by thread:
+    a thread whose frames left are all the standard library's (a thread of the suite's, waiting on an
+    event) is left out, as is one with none left."""
+    entries: list[list[str]] = []   # a fatal error's line, or a thread's heading and the frames kept under it
     for line in dump.splitlines():
         stripped = line.strip()
         if stripped.startswith(("Thread ", "Current thread ")):
-            kept.append(stripped.rstrip(":") + ":")
-        elif stripped.startswith("File ") and not any(part in stripped for part in _TOOL_PATHS):
-            kept.append("  " + stripped)
+            entries.append([stripped.rstrip(":") + ":"])
+        elif stripped.startswith("File ") and entries and not any(part in stripped for part in _TOOL_PATHS):
+            entries[-1].append("  " + stripped)
         elif stripped.startswith("Fatal Python error"):
-            kept.append(stripped)
-    # drop thread headings with no store frame under them
-    shown = [line for i, line in enumerate(kept)
-             if line.startswith("  ") or line.startswith("Fatal")
-             or (i + 1 < len(kept) and kept[i + 1].startswith("  "))]
+            entries.append([stripped])
+    shown = [line for lines in entries if lines[0].startswith("Fatal") or not all(map(_standard_library, lines[1:]))
+             for line in lines]
     frames = [line for line in shown if line.startswith("  ")]
     if len(frames) > limit:
         last = shown.index(frames[limit])
         shown = shown[:last] + [f"  ... {len(frames) - limit} more frames"]
     return "\n".join(shown)
+
+
+def _standard_library(frame: str) -> bool:
+    """Whether a dump's ``File "...", line N in f`` is a frame of Python's standard library."""
+    path = frame.strip().removeprefix('File "').split('"', 1)[0]
+    return path.startswith(_STANDARD_LIBRARY) and not path.startswith(_INSTALLED)
 
 
 class Supervisor:

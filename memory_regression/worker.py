@@ -35,7 +35,7 @@ from .redaction import Redactor, map_strings, sendable
 from .groups import scenario_group
 from .command_evidence import listing
 from .outcomes import NOT_JUDGED, describe_outcome, module_command, redacted, server_misfit, unrendered_report
-from .observe import Observed, observe, unfilled_text
+from .observe import PROBE_WAIT_SHARE, Observed, observe_within, probe_hung, unfilled_text
 from .proposals import fixes_of
 from .results import CAPTURE_LIMIT, DETAILS_LIMIT, LISTED_NOT_RUN, MESSAGE_LIMIT, Status, cap
 from .settings import Settings
@@ -132,12 +132,17 @@ class ScenarioWorker:
         reaches the server under test (:attr:`elsewhere`); a UsageError when it cannot be judged as bound."""
         observed = Observed()
         if not self.hung_closes:   # a store whose close hung would hang the probe too: the scenarios judge it
-            context = ScenarioContext(self, "observe")
+            context, seconds = ScenarioContext(self, "observe"), self.settings.call_timeout * PROBE_WAIT_SHARE
+            found: Observed | None = Observed()
             try:
-                observed = observe(context, self.binding)
+                found = observe_within(context, self.binding, seconds)
             finally:
-                context.close(binding=True)
-                self.hung_closes += context.hung_closes
+                if found is not None:   # a probe still in the store keeps its instance: not closed under it
+                    context.close(binding=True)
+                    self.hung_closes += context.hung_closes
+            if found is None:
+                self.calls.clear()   # the probe's call, left running, is no scenario's to cut off
+            observed = found if found is not None else Observed([probe_hung(seconds)])
         self.elsewhere = observed.elsewhere
         hung = (f"the store's close did not return within {self.settings.call_timeout:g} s (--call-timeout) while "
                 "the suite bound it, and was left running: calls that wait behind it are cut off in the scenarios")

@@ -86,6 +86,19 @@ def test_a_store_that_takes_its_worker_down_fails_only_that_scenario(run_suite, 
     assert f"{ROUND_TRIP}</td>" in (result.report_dir / "report.html").read_text(encoding="utf-8")
 
 
+def test_a_store_that_hangs_from_its_first_append_is_judged_not_refused(run_suite):
+    """The probe at binding appends first: a store whose every append hangs is told so in the header, and
+    the scenario fails on its own call, cut off at the call timeout, as any hang is: never a usage error."""
+    result = run_suite("--store", hostile("HangsFromTheStart"), "--call-timeout", CALL_TIMEOUT, "-k", ROUND_TRIP)
+    assert result.exit_code == 1, result.output
+    assert "the store's first calls, two appends at binding, did not return within 1 s" in result.output
+    [failure] = result.summary["failures"]
+    assert failure["scenario"] == ROUND_TRIP
+    assert failure["message"].startswith("the store's append('round-trip', 'user', ") and \
+        f"did not return within {CALL_TIMEOUT} s during test_core.py::{ROUND_TRIP}" in failure["message"], failure
+    assert "tests/stores/hostile.py" in failure["details"] and "in append" in failure["details"], failure
+
+
 def test_an_async_store_that_never_resolves_is_cut_off(run_suite):
     result = run_suite("--store", hostile("AsyncNeverResolves"), "--call-timeout", CALL_TIMEOUT, *QUICK_GROUPS)
     assert result.exit_code == 1, result.output

@@ -363,3 +363,10 @@ class ReportsCredentials(_OnRoundTrip):
         token = found.get(b"GITHUB_TOKEN", b"").decode()
         print(f"the store printed the token {token}")
         raise RuntimeError(f"my environment holds {held or 'no credential'}; the runner's token is {token}")
+
+
+class HangsFromTheStart(ListStore):
+    """Blocks in every append, the first the suite ever makes included (the probe at binding)."""
+
+    def append(self, session_id, role, content):
+        time.sleep(3600)
