@@ -228,9 +228,9 @@ def during(call: Call, commands: list[Command]) -> list[Command]:
     return [c for c in commands if call.start <= c.time <= call.end]
 
 
-def listing(log: CommandLog) -> str:
-    """The store's commands for a failure's details: counted by name, and those of its last calls
-    that ran alone (no other call of the store at the same time), step by step."""
+def listing(log: CommandLog, failure: str = "") -> str:
+    """The store's commands for a failure's details: counted by name, then those of the operation that
+    went wrong, step by step (:func:`wrong_calls`)."""
     commands = log.read()
     total = len(commands) + log.overflow
     if not total:
@@ -239,11 +239,35 @@ def listing(log: CommandLog) -> str:
                      if c.name not in HANDSHAKES and c.name not in ("MULTI", "EXEC")).most_common(SHOWN_NAMES)
     lines = [f"the store's commands on the scenario's database (MONITOR, {total:,} in all): "
              + ", ".join(f"{name} {count:,}" for name, count in counts)]
-    alone = [call for call in log.calls if call.alone and call.end][-SHOWN_CALLS:]
-    for call in alone:
+    which, calls = wrong_calls(log.calls, failure)
+    if which:
+        lines.append(which + (":" if calls else ""))
+    for call in calls:
         shown = [step for step in steps(during(call, commands))
                  if step.kind != "command" or step.commands[0].name not in HANDSHAKES]
-        lines.append(f"  {call.text()}: " + ("no command" if not shown else "; ".join(
+        raised = f" (raised {call.raised})" if call.raised else ""
+        lines.append(f"  {call.text()}{raised}: " + ("no command" if not shown else "; ".join(
             step.text() for step in shown[:SHOWN_STEPS]) + (f"; ... {len(shown) - SHOWN_STEPS} more steps"
                                                             if len(shown) > SHOWN_STEPS else "")))
     return "\n".join(lines)
+
+
+def wrong_calls(calls: list[Call], failure: str) -> tuple[str, list[Call]]:
+    """The calls of the operation that went wrong, and how they were picked: those on the sessions the
+    failure names; else the last call that raised, with the calls on its session before it; else the last
+    calls. Only calls that ran alone are listed (the commands of calls that overlap cannot be told apart)."""
+    finished = [call for call in calls if call.end]
+    named = {call.session for call in finished if call.session and repr(call.session) in failure}
+    raised = next((call for call in reversed(finished) if call.raised), None)
+    if named:
+        picked = [call for call in finished if call.session in named]
+        which = f"its calls on {', '.join(map(repr, sorted(named)[:3]))}, which the failure names"
+    elif raised is not None:
+        picked = [call for call in finished if call.session == raised.session and call.start <= raised.start]
+        which = f"its last call that raised, {raised.text()}, and its calls on that session before it"
+    else:
+        picked, which = finished, "its last calls"
+    alone = [call for call in picked if call.alone][-SHOWN_CALLS:]
+    if picked and not alone:
+        return f"{which}: they ran beside other calls, whose commands cannot be told from theirs", []
+    return (which if alone else ""), alone

@@ -63,6 +63,7 @@ class Call:
     start: float
     end: float = 0.0
     alone: bool = True   # no other call of the store ran meanwhile (in this process)
+    raised: str = ""     # the exception it raised, by name
 
     def text(self) -> str:
         return f"{self.member}({self.session!r})" if self.session else f"{self.member}()"
@@ -222,6 +223,9 @@ class CommandLog:
             self.calls.append(call)
         try:
             yield
+        except BaseException as exc:
+            call.raised = type(exc).__name__
+            raise
         finally:
             with self._lock:
                 call.end = time.time()

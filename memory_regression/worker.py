@@ -276,7 +276,7 @@ class ScenarioWorker:
             verdict = describe_outcome(report, call.excinfo, item.stash.get(STORES_KEY, []))
             log = item.stash.get(COMMANDS_KEY, None)
             if report.failed and report.when == "call" and log is not None and not verdict.get(NOT_JUDGED):
-                verdict["details"] = "\n\n".join(filter(None, [verdict["details"], listing(log)]))
+                verdict["details"] = "\n\n".join(filter(None, [verdict["details"], listing(log, verdict["message"])]))
             verdict["message"] = cap(verdict["message"], MESSAGE_LIMIT, "this message")
             verdict["details"] = cap(verdict["details"], CAPTURE_LIMIT, "these details")
             report.memory_verdict = redacted(verdict, self.redactor)

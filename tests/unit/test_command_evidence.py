@@ -77,7 +77,26 @@ def test_the_listing_counts_by_name_and_shows_the_last_calls_that_ran_alone():
                  Call("load", "s2", 4.5, 5.5, alone=False)]
     assert listing(log).splitlines() == [
         "the store's commands on the scenario's database (MONITOR, 6 in all): LRANGE 2, RPUSH 1, LTRIM 1",
-        "  append('s1'): MULTI: RPUSH k m, LTRIM k -5 -1; EXEC", "  load('s1'): LRANGE k 0 -1"]
+        "its last calls:", "  append('s1'): MULTI: RPUSH k m, LTRIM k -5 -1; EXEC", "  load('s1'): LRANGE k 0 -1"]
+
+
+def test_the_listing_shows_the_calls_on_the_session_the_failure_names_else_those_up_to_the_one_that_raised():
+    """The operation that went wrong: the calls on the session a failure names, though others came after;
+    without one, the last call that raised and the calls on its session before it."""
+    log = CommandLog()
+    log._commands = commands("a: RPUSH ka m", "a: RPUSH kb m", "a: LRANGE ka 0 -1", "a: LRANGE kb 0 -1",
+                             "a: RPUSH kb n")
+    log.calls = [Call("append", "a", -0.5, 0.5), Call("append", "b", 0.9, 1.1), Call("load", "a", 1.9, 2.1),
+                 Call("load", "b", 2.9, 3.1), Call("append", "b", 3.9, 4.1, raised="TimeoutError")]
+    assert listing(log, "session 'a' lost a message").splitlines()[1:] == [
+        "its calls on 'a', which the failure names:", "  append('a'): RPUSH ka m", "  load('a'): LRANGE ka 0 -1"]
+    assert listing(log, "the store raised TimeoutError").splitlines()[1:] == [
+        "its last call that raised, append('b'), and its calls on that session before it:",
+        "  append('b'): RPUSH kb m", "  load('b'): LRANGE kb 0 -1", "  append('b') (raised TimeoutError): RPUSH kb n"]
+    log.calls = [Call("append", "a", -0.5, 5.0, alone=False), Call("load", "b", 0.5, 4.5, alone=False)]
+    assert listing(log, "session 'a' lost a message").splitlines()[1:] == [
+        "its calls on 'a', which the failure names: they ran beside other calls, whose commands cannot be told from "
+        "theirs"]
 
 
 def test_the_log_keeps_the_stores_commands_on_its_database_with_what_their_scripts_ran(redis_server):
