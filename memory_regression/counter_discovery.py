@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Any, Callable, Sequence
 
 from .contract import Message
-from .profiles import SIMPLE_COUNTERS, known_tokenizers, tiktoken_counter
+from .profiles import SIMPLE_COUNTERS, TokenCounter, known_tokenizers, tiktoken_counter
 from .reference import WindowPolicy, token_budget
 
 MAX_OVERHEAD = 8   # tokens a message: chat formats add 3 to 5, with the role's token
@@ -111,13 +111,12 @@ def counter_finding(observed: Sequence[Observed], budget: int, policy: WindowPol
             "count_tokens")
 
 
-def own_counter(store: Any, budget: int, policy: WindowPolicy, counter: Callable[[str], int],
-                suites: str) -> str | None:
-    """What the probe's windows show of the store's counter, where the suite's (``counter``, described
-    ``suites``) does not explain them: for a scenario whose own messages cannot tell (several writers at
-    once, in no known order). None when the suite's counter explains every probe window."""
+def own_counter(store: Any, budget: int, policy: WindowPolicy, counter: TokenCounter) -> str | None:
+    """What the probe's windows show of the store's counter, where the suite's ``counter`` does not explain
+    them: for a scenario whose own messages cannot tell (several writers at once, in no known order). None
+    when the suite's counter explains every probe window."""
     observed = probe(store, budget)
     window = token_budget(budget, counter)
     if not observed or all(policy.allows(appended, history, window) for appended, history in observed):
         return None
-    return counter_finding(observed, budget, policy, suites)
+    return counter_finding(observed, budget, policy, counter.description)

@@ -126,7 +126,7 @@ def test_concurrent_writers_keep_the_token_budget(stores, races, findings, store
                      races.in_processes(store, "process tokens", processes, readers=READERS),
                      "processes, each with a store of its own", label, commands=store_commands)
     except AssertionError as failure:   # a store that counts its own way holds another number of them
-        own = own_counter(store, profile.max_tokens, stores.window_policy, cost, cost.description)
+        own = own_counter(store, profile.max_tokens, stores.window_policy, cost)
         if own is None:
             raise
         first, _, rest = str(failure).partition("\n")
