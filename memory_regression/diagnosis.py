@@ -217,7 +217,7 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
     if len(actual) < len(expected) and not extra:
         return (f"lost {_number(missing[0], appended)} ({missing[0].describe(LOST_WIDTH)}"
                 f"{_repeat(missing[0], expected, actual)})"
-                + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
+                + (f" and {len(missing) - 1} more" if len(missing) > 1 else "") + _one_role(missing, expected)
                 + f": history has {messages(len(actual))}, expected {len(expected)}")
     if len(actual) > len(expected) and not missing:
         if extra[0] not in appended:
@@ -233,6 +233,17 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
     if extra:
         return f"history holds {_number(extra[0], appended)}, which should not be there"
     return f"history differs: expected {messages(len(expected))}, got {len(actual)}"
+
+
+def _one_role(missing: list[Message], expected: list[Message]) -> str:
+    """Where the messages lost are every message of one role, and only they: that, said."""
+    roles = {message.role for message in missing}
+    if len(missing) < 2 or len(roles) != 1:
+        return ""
+    role = roles.pop()
+    if sum(message.role == role for message in expected) != len(missing):
+        return ""
+    return f", every {role} message of the {len(expected)} and only those"
 
 
 def assert_history(expected: Sequence[Message], actual: Sequence[Message], appended: Sequence[Message],

@@ -370,6 +370,17 @@ def test_a_repeat_dropped_from_a_full_window_is_named_at_any_window():
         "once), and holds message 1 of 21 instead, which the window should have dropped")
 
 
+def test_messages_lost_of_one_role_are_said_to_be_every_one_of_it_only_when_they_are():
+    """Mastra's load leaves out the system messages: every one of them, and nothing else, is lost."""
+    appended = [Message("user", "a"), Message("system", "s1"), Message("assistant", "b"), Message("system", "s2")]
+    assert diagnose(appended, [appended[0], appended[2]], appended) == (
+        "lost message 2 of 4 (system: 's1') and 1 more, every system message of the 4 and only those: history has "
+        "2 messages, expected 4")
+    more = [*appended, Message("system", "s3")]
+    assert "every" not in diagnose(more, [more[0], more[2], more[4]], more)   # a system message was kept
+    assert "every" not in diagnose(appended, [appended[0]], appended)          # an assistant message was lost too
+
+
 def test_text_no_append_wrote_where_messages_are_missing_is_not_called_foreign():
     """Mastra and Strands lost some messages and altered others: the history holds text no append wrote, and
     appended text is missing; said as both, with the causes that fit, not as "never appended to this session"."""
