@@ -111,18 +111,19 @@ class StoreBinding:
     raised_append: str | None = None     # the framework's reason why a failed append's message may stay or go
     history_rule: Any = None             # what the framework gives back of a session by design (HistoryRule)
     unfilled: dict[str, Any] = field(default_factory=dict)   # parameters left at their defaults: name -> default
+    withheld: frozenset[str] = frozenset()   # contract parameters never passed: a client or a URL it refuses together
     language: str = "python"             # what the store is written in (another's: as its program says, .foreign)
     # what its names say it has beside what the suite found (.proposals): each in words, with its option
     proposals: list[BindingProblem] = field(default_factory=list)
 
     def accepts(self, canonical: str) -> bool:
-        return canonical in self.parameters
+        return canonical in self.parameters and canonical not in self.withheld
 
     @property
     def takes_client(self) -> bool:
         """Whether the factory is given the suite's redis client (by name, or through ``**kwargs``);
         else the store builds its own, from ``redis_url``."""
-        return self.accepts("redis") or self.takes_var_kwargs
+        return self.accepts("redis") or (self.takes_var_kwargs and "redis" not in self.withheld)
 
     @property
     def takes_whole_messages(self) -> bool:
@@ -140,6 +141,7 @@ class StoreBinding:
 
     def build_kwargs(self, values: dict[str, Any]) -> dict[str, Any]:
         """Keyword arguments for one call of the factory, from canonical values."""
+        values = {canonical: value for canonical, value in values.items() if canonical not in self.withheld}
         named = {own: values[canonical] for canonical, owns in self.parameters.items() for own in owns
                  if canonical in values}   # one left out (a tenant) keeps the factory's default
         if not self.takes_var_kwargs:

@@ -71,7 +71,7 @@ class Stores:
         factory with a default for it, :meth:`takes_no_tenant`)."""
         context = self._context
         recipe = StoreRecipe(context.settings, context.connection.endpoint, context.namespace, max_messages,
-                             profile, ttl, context.data_dir, summarize, user_id)
+                             profile, ttl, context.data_dir, summarize, user_id, context.binding.withheld)
         client = self.raw_client() if context.binding.takes_client else None   # else it builds its own
         counter = self.counter(profile)
 

@@ -35,6 +35,7 @@ from .redaction import Redactor, map_strings, sendable
 from .groups import scenario_group
 from .command_evidence import listing
 from .outcomes import NOT_JUDGED, describe_outcome, module_command, redacted, server_misfit, unrendered_report
+from .connection_choice import choose
 from .observe import PROBE_WAIT_SHARE, Observed, observe_within, probe_hung, unfilled_text
 from .proposals import fixes_of
 from .results import CAPTURE_LIMIT, DETAILS_LIMIT, LISTED_NOT_RUN, MESSAGE_LIMIT, Status, cap
@@ -114,6 +115,7 @@ class ScenarioWorker:
         self.roomy_counter = counter_for(settings, None)
         self.counters = {p.name: counter_for(settings, p) for p in settings.profiles}
         self.binding = bind(settings, self._probe)
+        self.binding, connection = choose(self.binding, self._probe)
         if (any(e.kind == "fakeredis" for e in self.endpoints.values()) and self.binding.accepts("redis_url")
                 and not self.binding.accepts("redis")):
             raise UsageError(f"--store {settings.store_spec!r} connects by redis_url, which fakeredis "
@@ -123,7 +125,8 @@ class ScenarioWorker:
         return {"file": str(source) if source else None, "line": definition_line(self.binding.factory),
                 "capabilities": sorted(c.value for c in self.capabilities), "shape": self.binding.shape,
                 "counters": {name: counter.description for name, counter in self.counters.items()},
-                "unfilled": unfilled_text(self.binding), "observations": self._observe(),
+                "unfilled": unfilled_text(self.binding),
+                "observations": [text for text in [connection] if text] + self._observe(),
                 "proposals": [str(proposal) for proposal in self.binding.proposals],
                 "fixes": fixes_of(self.binding.proposals)}
 

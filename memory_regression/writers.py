@@ -15,7 +15,7 @@ import multiprocessing
 import os
 import signal
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -47,6 +47,7 @@ class StoreRecipe:
     data_dir: Path                   # the scenario's directory for the store's files
     summarize: Callable[[list], str] = summarize   # what a compacting store summarises with
     user_id: str | None = DEFAULT_TENANT   # the tenant; None: left out, the factory's default
+    withheld: frozenset[str] = frozenset()   # what the worker's binding never passes (.connection_choice)
 
     def build(self, binding: StoreBinding, client: Any, counter: TokenCounter, session_id: str | None) -> Any:
         """A new store instance on ``client``."""
@@ -146,7 +147,8 @@ def write_in_process(recipe: StoreRecipe, session_id: str, messages: list[Messag
         def adapter(binding: StoreBinding) -> StoreAdapter:
             return own_adapter(recipe, binding, connection, counter, loop, resources)
 
-        store = adapter(bind(recipe.settings, lambda binding: adapter(binding).instance_for(session_id)))
+        bound = bind(recipe.settings, lambda binding: adapter(binding).instance_for(session_id))
+        store = adapter(replace(bound, withheld=recipe.withheld))
         store.instance_for(session_id)
         _writer_barrier.wait()
         _writers_released.set()

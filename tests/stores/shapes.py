@@ -4,6 +4,8 @@ import json
 from dataclasses import asdict, dataclass
 from enum import Enum
 
+import redis
+
 from tests.stores.correct import ListStore
 
 
@@ -15,6 +17,17 @@ def make_store(redis, max_messages):
 def make_store_from_kwargs(**kwargs):
     """Takes everything through **kwargs: claims no capability beyond core."""
     return ListStore(kwargs["redis"], kwargs["namespace"], 10**6, kwargs["ttl"])
+
+
+class ClientOrUrl(ListStore):
+    """Takes one way to reach Redis, a client or a URL, and refuses both, as Microsoft Agent Framework's
+    RedisHistoryProvider does ("redis_client, redis_url, and credential_provider are mutually exclusive")."""
+
+    def __init__(self, namespace, max_messages, ttl, redis_client=None, redis_url=None):
+        if (redis_client is None) == (redis_url is None):
+            raise ValueError("redis_client and redis_url are mutually exclusive: give exactly one")
+        client = redis_client if redis_client is not None else redis.Redis.from_url(redis_url, decode_responses=True)
+        super().__init__(client, namespace, max_messages, ttl)
 
 
 @dataclass

@@ -5,9 +5,11 @@ store built per session, and a default blamed only on a parameter named as a win
 import pytest
 
 from memory_regression.binding import bind_store, inspect_parameters
+from memory_regression.connection_choice import choose
 from memory_regression.contract import UsageError
 from memory_regression.settings import Settings, parse_store_params
 from tests.stores.misbound import WindowCalledLimit
+from tests.stores.shapes import ClientOrUrl
 
 
 @pytest.mark.parametrize("spec, error", [
@@ -74,3 +76,27 @@ def test_a_default_that_matches_is_blamed_only_on_a_parameter_named_as_a_window(
     assert [name for name in ("limit", "max_len", "k", "historyLimit", "window_size") if named(name, WINDOW_WORDS)] \
         == ["limit", "max_len", "k", "historyLimit", "window_size"]
     assert not any(named(name, WINDOW_WORDS) for name in ("max_retries", "pool_size", "timeout", "retries"))
+
+
+def test_a_client_and_a_url_refused_together_are_given_one_the_client_first():
+    """connection_choice.choose, on the factory's own builds: both taken as they are; refused together,
+    the client alone, then the URL alone; neither alone: both, for the scenarios to report the error."""
+    binding = bind_store("s", ClientOrUrl, None, {}, None, {})
+
+    def builds_if(accepted):
+        def builds(candidate):
+            given = frozenset(name for name in ("redis", "redis_url") if candidate.accepts(name))
+            if given not in accepted:
+                raise ValueError("mutually exclusive\nsecond line")
+        return builds
+    both, one, url = frozenset({"redis", "redis_url"}), frozenset({"redis"}), frozenset({"redis_url"})
+    assert choose(binding, builds_if({both})) == (binding, None)
+    chosen, said = choose(binding, builds_if({one, url}))
+    assert chosen.withheld == {"redis_url"} and chosen.takes_client and not chosen.accepts("redis_url")
+    assert chosen.build_kwargs({"redis": "c", "redis_url": "u", "namespace": "n"}) == {"redis_client": "c",
+                                                                                       "namespace": "n"}
+    assert said == ("the store refused the client and the URL together (ValueError: mutually exclusive): it is "
+                    "given the client the suite opens alone, as redis_client, in every scenario")
+    chosen, said = choose(binding, builds_if({url}))
+    assert chosen.withheld == {"redis"} and not chosen.takes_client and "the URL of the server" in said
+    assert choose(binding, builds_if(set())) == (binding, None)

@@ -160,3 +160,17 @@ def test_a_store_that_cannot_be_built_passes_nothing(run_suite):
     assert outcomes["test_store_raises_when_the_server_is_down"] == "failed", outcomes
     assert "passed" not in outcomes.values(), outcomes
     assert all("mutually exclusive" in f["message"] for f in result.summary["failures"]), result.summary["failures"]
+
+
+def test_a_store_that_refuses_a_client_and_a_url_together_is_given_the_client_and_passes(run_suite):
+    """tests.stores.shapes:ClientOrUrl takes one way to reach Redis, as Agent Framework's history provider
+    does: given both, every scenario failed with its ValueError. Given the client alone (said in the header),
+    it passes, in the worker and in the writer processes of the concurrency scenarios alike."""
+    result = run_suite("--store", "tests.stores.shapes:ClientOrUrl", "--groups", "core,concurrency")
+    assert result.exit_code == 0, result.output
+    assert result.summary["observations"][0] == (
+        "the store refused the client and the URL together (ValueError: redis_client and redis_url are mutually "
+        "exclusive: give exactly one): it is given the client the suite opens alone, as redis_client, in every "
+        "scenario")
+    outcomes = {r["scenario"]: r["outcome"] for r in result.summary["results"]}
+    assert outcomes["test_concurrent_writers_lose_nothing"] == "passed", outcomes   # its writers in processes too
