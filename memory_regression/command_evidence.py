@@ -128,22 +128,25 @@ class Placement:
 
 
 def trim_placement(commands: Iterable[Command]) -> Placement | None:
-    """Whether every trim ran in the step that added (``together``), or the first that did not; None
-    when the store trimmed nothing."""
-    by_client: dict[str, list[Step]] = {}
+    """Whether every trim ran in the step that added (``together``), or the first that did not, with the
+    last step that added to its key before it (on any connection: a pool spreads one call's commands over
+    several, and other calls' commands come between, so nothing is said of what ran between the two);
+    None when the store trimmed nothing."""
+    together, pushed = None, {}   # key -> the last step that added to it
     for step in steps(commands):
-        by_client.setdefault(step.commands[0].client, []).append(step)
-    together = None
-    for client_steps in by_client.values():
-        for before, step in zip([None, *client_steps], client_steps):
-            if not step.trims():
-                continue
-            if step.adds():
-                together = together or Placement(True, step.text())
-            else:
-                added = f"{before.text()}, then " if before is not None and before.adds() else ""
-                return Placement(False, f"{added}{step.text()}")
+        if step.trims() and step.adds():
+            together = together or Placement(True, step.text())
+        elif step.trims():
+            push = next((pushed[key] for key in _keys(step) if key in pushed), None)
+            return Placement(False, f"{push.text()} and {step.text()}" if push else step.text())
+        if step.adds():
+            pushed.update(dict.fromkeys(_keys(step), step))
     return together
+
+
+def _keys(step: Step) -> list[str]:
+    """The keys a step's commands name first (a script's: those its commands name)."""
+    return [c.args[1] for c in step.commands if len(c.args) > 1 and c.name not in SCRIPT_COMMANDS | {"MULTI", "EXEC"}]
 
 
 def read_then_write(commands: Iterable[Command]) -> str | None:

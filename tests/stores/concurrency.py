@@ -97,7 +97,7 @@ class TrimsInASecondStep(ListStore):
     between the two steps sees more than N: a transient effect, which the window scenario warns of,
     naming the two steps as the store sent them."""
 
-    CAUSE = (r"the trim runs after the push, not with it: the store sent MULTI: RPUSH \S+ .*; EXEC, then LTRIM \S+ "
+    CAUSE = (r"the trim runs after the push, not with it: the store sent MULTI: RPUSH \S+ .*; EXEC and LTRIM \S+ "
              r"-\d+ -1 as separate steps")
 
     def trim(self, pipe, key):

@@ -44,8 +44,12 @@ def test_the_trim_is_with_the_push_in_a_transaction_a_script_or_one_xadd_and_apa
     assert script.together and script.example == "EVALSHA f00 1 z m [ZADD z 1 m, ZREMRANGEBYRANK z 0 -6]"
     assert trim_placement(commands("a: XADD s MAXLEN 5 * role user")).together
     apart = trim_placement(commands("a: MULTI", "a: RPUSH k m", "a: EXEC", "b: LRANGE k 0 -1", "a: LTRIM k -5 -1"))
-    assert not apart.together and apart.example == "MULTI: RPUSH k m; EXEC, then LTRIM k -5 -1"
+    assert not apart.together and apart.example == "MULTI: RPUSH k m; EXEC and LTRIM k -5 -1"
     assert trim_placement(commands("a: RPUSH k m", "a: LRANGE k 0 -1")) is None
+    pooled = trim_placement(commands("a: MULTI", "a: RPUSH k m", "a: EXEC", "b: RPUSH other x", "c: LLEN k",
+                                     "b: LTRIM k -5 -1"))   # Agent Framework's, its calls spread over a pool
+    assert pooled.example == "MULTI: RPUSH k m; EXEC and LTRIM k -5 -1"
+    assert trim_placement(commands("a: LTRIM k -5 -1")).example == "LTRIM k -5 -1"
 
 
 def test_a_read_then_a_whole_write_of_the_same_key_on_one_connection_unless_watched():
