@@ -1,5 +1,6 @@
 """The verdicts tables: the default matrix run on each library store of tests/stores/libraries.py
-(the real packages, installed from PyPI by the test extras), written to docs/frameworks.md between
+(the real packages, installed from PyPI by the test extras, or into a virtual environment of their own
+where their pins exclude the test extras'), written to docs/frameworks.md between
 the ``verdicts`` markers, and on each store of an npm package (``NODE_LIBRARY_STORES``, installed by
 ``npm ci --prefix tests/stores/node``) between the ``verdicts-node`` markers. Stores built on Redis
 modules run on Redis Stack (the test extras' wheel).
@@ -34,13 +35,18 @@ TABLES = ((LIBRARY_STORES, ("<!-- verdicts:start -->", "<!-- verdicts:end -->"))
           (NODE_LIBRARY_STORES, ("<!-- verdicts-node:start -->", "<!-- verdicts-node:end -->")))
 
 
+def python(entry: LibraryStore) -> str:
+    """The interpreter the store runs with: its own virtual environment's, where it has one."""
+    return str(ROOT / entry.venv / "bin" / "python") if entry.venv else sys.executable
+
+
 def run(entry: LibraryStore) -> dict:
     """The summary.json of one default run of the store on a private redis-server, or, for a store
     built on Redis modules, on a Redis Stack of its own."""
     with tempfile.TemporaryDirectory() as reports:
         stack = start_redis_stack(Path(reports)) if entry.needs_modules else None
         try:
-            subprocess.run([sys.executable, str(ROOT / "entrypoint.py"), "--report-dir", reports,
+            subprocess.run([python(entry), str(ROOT / "entrypoint.py"), "--report-dir", reports,
                             "--redis", stack.url() if stack else "server", "--store", entry.spec, *entry.args],
                            cwd=ROOT / entry.project, capture_output=True, text=True, timeout=600)
         finally:
@@ -50,7 +56,11 @@ def run(entry: LibraryStore) -> dict:
 
 
 def package_version(entry: LibraryStore) -> str:
-    """The installed version: the PyPI distribution's, or the npm package's in its project's node_modules."""
+    """The installed version: the PyPI distribution's (in its own virtual environment, where it has one), or the
+    npm package's in its project's node_modules."""
+    if entry.venv:
+        asked = f"import importlib.metadata as m; print(m.version({entry.package!r}))"
+        return subprocess.run([python(entry), "-c", asked], capture_output=True, text=True, check=True).stdout.strip()
     if not entry.project:
         return version(entry.package)
     manifest = ROOT / entry.project / "node_modules" / entry.package / "package.json"

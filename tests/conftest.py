@@ -148,6 +148,21 @@ def require_python312() -> str:
     return str(PYTHON312)
 
 
+# the virtual environments of libraries whose pins exclude the test extras' (tests/stores/libraries.py's ``venv``),
+# each with the suite installed beside them: its requirements file, and the variable that requires it
+LIBRARY_VENVS = {".venv-agent-framework": ("tests/agent-framework-requirements.txt", "REQUIRE_AGENT_FRAMEWORK")}
+
+
+def require_venv(name: str) -> str:
+    """The interpreter of the virtual environment ``name`` (of :data:`LIBRARY_VENVS`): else unavailable, under
+    its variable."""
+    requirements, variable = LIBRARY_VENVS[name]
+    python = ROOT / name / "bin" / "python"
+    if not python.is_file():
+        unavailable(variable, f"no {name}: python3 -m venv {name} && {name}/bin/pip install -e . -r {requirements}")
+    return str(python)
+
+
 def assert_usage_error(result, *phrases):
     assert result.exit_code == 2, result.output
     for phrase in phrases:
@@ -193,9 +208,10 @@ def with_workers(args, workers):
 
 
 def run_entrypoint(args, *, report_dir, cwd=ROOT, env=None, signals=(), expect_reports=True, give_report_dir=True,
-                   workers=1, preexec_fn=None):
+                   workers=1, preexec_fn=None, python=sys.executable):
     """Run entrypoint.py in a subprocess with the given arguments (and ``--report-dir`` unless the
-    test gives it another way), sending ``signals`` as (seconds after start, signal) pairs; check
+    test gives it another way), sending ``signals`` as (seconds after start, signal) pairs, with
+    ``python`` (another virtual environment's, where a library's pins need one of its own); check
     what every run must leave behind.
 
     A run gets one worker unless the test asks for more (``workers=None``: the runner's default of
@@ -205,7 +221,7 @@ def run_entrypoint(args, *, report_dir, cwd=ROOT, env=None, signals=(), expect_r
     arguments = [*(["--report-dir", str(report_dir)] if give_report_dir else []), *with_workers(args, workers)]
     environment = {**os.environ, RUN_MARK: mark, "PYTHONUNBUFFERED": "1", **(env or {})}
     started = time.monotonic()
-    process = subprocess.Popen([sys.executable, str(ENTRYPOINT), *arguments], cwd=cwd, env=environment,
+    process = subprocess.Popen([python, str(ENTRYPOINT), *arguments], cwd=cwd, env=environment,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=preexec_fn)
     try:
         for at, signum in signals:
@@ -249,10 +265,10 @@ def checked_run(mark, exit_code, output, report_dir, started, expect_reports):
 def run_suite(tmp_path):
     """Run the suite like a user; reports go under tmp_path unless ``report_dir`` says otherwise."""
     def run(*args, cwd=ROOT, env=None, report_dir=None, signals=(), expect_reports=True, give_report_dir=True,
-            workers=1, preexec_fn=None):
+            workers=1, preexec_fn=None, python=sys.executable):
         return run_entrypoint(args, report_dir=report_dir or tmp_path / "reports", cwd=cwd, env=env, workers=workers,
                               signals=signals, expect_reports=expect_reports, give_report_dir=give_report_dir,
-                              preexec_fn=preexec_fn)
+                              preexec_fn=preexec_fn, python=python)
     return run
 
 

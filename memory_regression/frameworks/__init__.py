@@ -44,7 +44,8 @@ from typing import Any, Callable
 
 from ..contract import UsageError
 
-MODULES = ("langchain", "llama_index", "openai_agents", "langgraph", "langgraph_agent", "agno", "agno_agent", "adk")
+MODULES = ("langchain", "llama_index", "openai_agents", "langgraph", "langgraph_agent", "agno", "agno_agent", "adk",
+           "agent_framework")
 
 
 @dataclass(frozen=True)

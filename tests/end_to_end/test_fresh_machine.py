@@ -29,7 +29,7 @@ BASE_IMAGE = os.environ.get("MEMORY_REGRESSION_FRESH_IMAGE", "debian:trixie-slim
 CONTAINER_TIMEOUT_S = 780
 SUMMARY_MARK = "=== summary.json of command 1 ==="
 # what a fresh clone does not hold (or holds only after it is used); left out of the copy
-NOT_IN_A_CLONE = shutil.ignore_patterns(".git", ".venv", "node_modules", "memory-reports", "__pycache__",
+NOT_IN_A_CLONE = shutil.ignore_patterns(".git", ".venv*", "node_modules", "memory-reports", "__pycache__",
                                         "*.egg-info", ".hypothesis", ".benchmarks", ".pytest_cache", "build")
 # in the container: copy the checkout, run the README's command from it, then print its summary.json
 IN_THE_CONTAINER = f"""

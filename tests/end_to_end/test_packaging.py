@@ -28,7 +28,7 @@ def run(*command, **options):
 
 def test_the_wheel_installed_on_its_own_runs_the_example_store(tmp_path):
     checkout = tmp_path / "checkout"   # a copy: building writes build/ and *.egg-info into the source tree
-    shutil.copytree(ROOT, checkout, ignore=shutil.ignore_patterns(".git", ".venv", "node_modules", "memory-reports",
+    shutil.copytree(ROOT, checkout, ignore=shutil.ignore_patterns(".git", ".venv*", "node_modules", "memory-reports",
                                                                     "__pycache__", "*.egg-info", "build", "tests"))
     run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q",
         "-w", str(tmp_path / "dist"), str(checkout))

@@ -31,6 +31,7 @@ class LibraryStore:
     needs_modules: bool = False  # run on a server with RediSearch and RedisJSON (Redis Stack), not plain Redis
     may_fail: tuple = ()         # the scenarios it fails on some runs only: a race its calls meet or not
     project: str = ""            # an npm package's store: the directory it runs from, whose node_modules holds it
+    venv: str = ""               # a virtual environment of its own, where its pins exclude the test extras'
 
 
 # the footprint scenarios: a window applied only to what is read leaves Redis holding every message
@@ -127,6 +128,17 @@ LANGCHAIN_REDIS_WHY = (
     "second history fails; each message is a key of its own whose TTL later appends do not refresh (an active "
     "session loses its oldest messages); and an assistant's tool calls are not stored "
     "(tests/verdicts/test_langchain_redis.py shows each with langchain-redis alone)")
+
+# Microsoft Agent Framework's history provider, run as it is from .venv-agent-framework (its redis-py and redisvl pins
+# exclude the test extras'); tests/stores/agent_framework_alone.py shows both failures with the library alone
+AGENT_FRAMEWORK = "agent_framework_redis:RedisHistoryProvider"
+AGENT_FRAMEWORK_WHY = (
+    "bugs of the provider: save_messages drops a message equal to the last one stored (filter_new_messages takes it "
+    "for the overlap of a replayed transcript; a repeated user message is kept), and its max_messages trim cuts "
+    "between a tool call and its result, keeping the result alone; and designs of it: it counts and trims (LLEN, "
+    "then LTRIM) after the push's MULTI/EXEC, so a reader between them loads more than the window; its keys carry "
+    "key_prefix base32-encoded, not as a prefix; each append reads the whole session first "
+    "(tests/verdicts/test_agent_framework.py shows the bugs with Agent Framework alone)")
 
 # the agents over those stores run without the groups that judge the store under them alone (its own row's),
 # so that what an agent adds, the window of what it sends the model, is what its row shows
@@ -229,6 +241,10 @@ LIBRARY_STORES = (
                  LANGCHAIN_REDIS_WHY, needs_modules=True),
     LibraryStore("redisvl", "MessageHistory (one per session: name=namespace, session_tag=session_id; load: messages)",
                  REDISVL, REDISVL_ARGS, REDISVL_FAILING, REDISVL_WHY, needs_modules=True),
+    LibraryStore("agent-framework-redis", "RedisHistoryProvider", AGENT_FRAMEWORK, (),
+                 ("test_random_operations_match_the_model", "test_window_leaves_no_orphaned_tool_result"),
+                 AGENT_FRAMEWORK_WHY, ("test_concurrent_writers_keep_the_window", "test_keys_stay_in_namespace"),
+                 GROWING, venv=".venv-agent-framework"),
 )
 
 # LangChain.js's Redis histories, run as they are through the Node.js driver, from tests/stores/node (whose

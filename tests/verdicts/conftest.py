@@ -10,15 +10,19 @@ tests skip; with REQUIRE_REDIS_MODULES=1, as in CI, they fail instead.
 
 import pytest
 
-from tests.conftest import ROOT, run_forked_entrypoint, start_redis_stack, unavailable
+from tests.conftest import ROOT, run_entrypoint, run_forked_entrypoint, start_redis_stack, unavailable
 
 
 @pytest.fixture
 def run_suite(tmp_path):
-    """Run the suite on a store; reports go under tmp_path unless ``report_dir`` says otherwise."""
-    def run(*args, cwd=ROOT, env=None, report_dir=None, workers=0):
-        return run_forked_entrypoint(args, report_dir=report_dir or tmp_path / "reports", cwd=cwd, env=env,
-                                     workers=workers)
+    """Run the suite on a store; reports go under tmp_path unless ``report_dir`` says otherwise. With
+    ``python`` (another virtual environment's, whose library pins exclude the test extras'), entrypoint.py
+    runs from that interpreter, with a worker process (it has no server process to fork from)."""
+    def run(*args, cwd=ROOT, env=None, report_dir=None, workers=0, python=None):
+        report_dir = report_dir or tmp_path / "reports"
+        if python:
+            return run_entrypoint(args, report_dir=report_dir, cwd=cwd, env=env, workers=workers or 1, python=python)
+        return run_forked_entrypoint(args, report_dir=report_dir, cwd=cwd, env=env, workers=workers)
     return run
 
 
