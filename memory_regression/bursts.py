@@ -89,7 +89,8 @@ def check_burst(history: list[Message], writers: list[list[Message]], how: str, 
                    "not given, or an append that fails without a word)")
     elif lost:
         problem = (f"lost {messages(len(lost))} of {len(appended)} appended by {len(writers)} writers at once "
-                   f"({how}), first {lost[0].describe()}: {lost_update_cause(commands, alone_intact)}")
+                   f"({how}), first {lost[0].describe()}: "
+                   f"{lost_update_cause(commands, alone_intact, frozenset(m.content for m in appended))}")
     problem = problem or out_of_run(history, index)
     if problem:
         raise AssertionError(f"{problem}\nthe history ({messages(len(history))}):\n{listed(history)}")

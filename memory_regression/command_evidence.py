@@ -7,7 +7,9 @@ transaction, a script with the commands it ran, or one command. On those steps:
   transaction, one script, one ``XADD ... MAXLEN``), or in a step of its own after it, where a
   reader between the two sees too many;
 - :func:`read_then_write`: whether it reads a key and later replaces it whole (GET, then SET) in
-  another step, unwatched, where appends that overlap overwrite each other (a lost update);
+  another step, unwatched, with a message in the write, where appends that overlap overwrite each
+  other (a lost update); :func:`written_by_several`: whether several connections write messages
+  under one key, each replacing the last;
 - :func:`listing`: the commands of the store's last calls, for a failure's details (bounded).
 
 A diagnosis names a mechanism only when these show it; without a log it lists the possible causes.
@@ -58,7 +60,12 @@ class Step:
         return any(c.name in TRIMS or (c.name == "XADD" and _stream_trim(c)) for c in self.commands)
 
     def keys_written(self) -> set[str]:
-        return {c.args[1] for c in self.commands if c.name in REPLACES and len(c.args) > 1}
+        """The keys the step replaced whole (a write only where the key is absent, SET ... NX, replaces none)."""
+        return {c.args[1] for c in self.commands if c.name in REPLACES and len(c.args) > 1 and not _if_absent(c)}
+
+    def holds(self, texts: frozenset[str]) -> bool:
+        """Whether what the step sent holds one of ``texts`` (a message's content), as sent."""
+        return any(_holds(command, texts) for command in self.commands)
 
     def text(self) -> str:
         if self.kind == "command":
@@ -67,6 +74,16 @@ class Step:
         if self.kind == "transaction":
             return f"MULTI: {', '.join(shown)}; EXEC"
         return f"{shown[0]} [{', '.join(shown[1:]) or 'no command'}]"
+
+
+def _if_absent(command: Command) -> bool:
+    """A write that leaves a key that exists as it is: SET ... NX, JSON.SET ... NX."""
+    options = command.args[3:] if command.name == "SET" else command.args[4:] if command.name == "JSON.SET" else ()
+    return any(option.upper() == "NX" for option in options)
+
+
+def _holds(command: Command, texts: frozenset[str]) -> bool:
+    return any(text in argument for argument in command.args[2:] for text in texts)
 
 
 def _stream_trim(command: Command) -> bool:
@@ -149,10 +166,11 @@ def _keys(step: Step) -> list[str]:
     return [c.args[1] for c in step.commands if len(c.args) > 1 and c.name not in SCRIPT_COMMANDS | {"MULTI", "EXEC"}]
 
 
-def read_then_write(commands: Iterable[Command]) -> str | None:
+def read_then_write(commands: Iterable[Command], texts: frozenset[str]) -> str | None:
     """A key the store read in one step and replaced whole in a later step of the same connection,
-    unwatched (no WATCH of it before the read, through the write's EXEC): appends that overlap then
-    overwrite each other. In words; else None."""
+    unwatched (no WATCH of it before the read, through the write's EXEC), with a message's content
+    (one of ``texts``) in what the write sent, so that it is the history that was rewritten, not a
+    record beside it: appends that overlap then overwrite each other. In words; else None."""
     read: dict[tuple[str, str], Step] = {}
     watched: set[tuple[str, str]] = set()
     for step in steps(commands):
@@ -164,12 +182,25 @@ def read_then_write(commands: Iterable[Command]) -> str | None:
         if step.kind == "command" and first.name in READS and len(first.args) > 1:
             if (client, first.args[1]) not in watched:
                 read[(client, first.args[1])] = step
-        else:
+        elif step.holds(texts):
             for key in step.keys_written():
                 if (client, key) in read:
                     return f"{read[(client, key)].text()}, then {step.text()}"
         if step.kind == "transaction" or first.name == "UNWATCH":   # EXEC and DISCARD end every WATCH
             watched = {pair for pair in watched if pair[0] != client}
+    return None
+
+
+def written_by_several(commands: Iterable[Command], texts: frozenset[str]) -> str | None:
+    """A key written whole by several connections, each time with a message's content (one of ``texts``):
+    writers that give their messages the same key, where the last one written replaces the others. In
+    words; else None."""
+    writers: dict[str, dict[str, Command]] = {}   # key -> connection -> its write
+    for command in commands:
+        if command.name in REPLACES and len(command.args) > 2 and not _if_absent(command) and _holds(command, texts):
+            writers.setdefault(command.args[1], {})[command.client] = command
+            if len(writers[command.args[1]]) > 1:
+                return f"{shown_command(command)} from {len(writers[command.args[1]])} connections"
     return None
 
 
@@ -190,14 +221,22 @@ def over_window_cause(log: CommandLog | None) -> str:
             f"or {others} (the store's commands were not logged: run on a server the suite starts to tell)")
 
 
-def lost_update_cause(log: CommandLog | None, alone_intact: bool) -> str:
-    """Why messages appended by several writers at once went missing, as far as the store's commands show."""
+def lost_update_cause(log: CommandLog | None, alone_intact: bool, texts: frozenset[str]) -> str:
+    """Why messages appended by several writers at once went missing, as far as the store's commands show
+    (``texts``: the contents of the messages appended, which a write of the history holds)."""
     control = "though one writer appending as many loses none: " if alone_intact else ""
-    found = read_then_write(log.read()) if log is not None else None
+    commands = log.read() if log is not None else []
+    found = read_then_write(commands, texts) if log is not None else None
     if found:
         return (f"{control}appends that overlap overwrite each other: the store reads the session and writes it "
                 f"back whole in another step ({found}), so a writer overwrites what another wrote in between (a lost "
                 "update)")
+    shared = written_by_several(commands, texts) if log is not None else None
+    if shared:
+        return (f"{control}appends that overlap overwrite each other: writers on several connections wrote messages "
+                f"under the same key ({shared}), and the last one written replaced the others: each writer chooses a "
+                "message's key on its own (possible causes: an index or counter it keeps in its process, or reads "
+                "before another writer has written)")
     causes = ("a read-modify-write across connections or keys the log does not pair, a trim whose range came from a "
               "stale length, a delete" if log is not None else
               "a read-modify-write (GET, then SET) that overwrites what another writer wrote in between (a lost "

@@ -3,7 +3,8 @@ writes them (memory_regression/store_commands.py): steps, where the trim runs, a
 
 import redis
 
-from memory_regression.command_evidence import listing, read_then_write, rewrite_cause, steps, trim_placement
+from memory_regression.command_evidence import (listing, lost_update_cause, read_then_write, rewrite_cause, steps,
+                                                 trim_placement, written_by_several)
 from memory_regression.store_commands import Call, Command, CommandLog, command_log, parse
 
 
@@ -53,12 +54,29 @@ def test_the_trim_is_with_the_push_in_a_transaction_a_script_or_one_xadd_and_apa
 
 
 def test_a_read_then_a_whole_write_of_the_same_key_on_one_connection_unless_watched():
-    assert read_then_write(commands("a: GET d", "b: GET d", "a: SET d x")) == "GET d, then SET d x"
-    assert read_then_write(commands("a: WATCH d", "a: GET d", "a: MULTI", "a: SET d x", "a: EXEC")) is None
-    assert read_then_write(commands("a: GET d", "a: WATCH d", "a: MULTI", "a: SET d x", "a: EXEC")) == (
+    x = frozenset({"x"})   # the message appended, which the write of the history holds
+    assert read_then_write(commands("a: GET d", "b: GET d", "a: SET d x"), x) == "GET d, then SET d x"
+    assert read_then_write(commands("a: WATCH d", "a: GET d", "a: MULTI", "a: SET d x", "a: EXEC"), x) is None
+    assert read_then_write(commands("a: GET d", "a: WATCH d", "a: MULTI", "a: SET d x", "a: EXEC"), x) == (
         "GET d, then MULTI: SET d x; EXEC")   # watched after the read: what it read may have changed already
-    assert read_then_write(commands("a: GET d", "a: SET other x", "b: SET d y")) is None
-    assert read_then_write(commands("a: RPUSH k m", "a: LRANGE k 0 -1")) is None
+    assert read_then_write(commands("a: GET d", "a: SET other x", "b: SET d y"), x) is None
+    assert read_then_write(commands("a: RPUSH k m", "a: LRANGE k 0 -1"), x) is None
+    # a record beside the history (Strands' session document), or a write only where the key is absent: no lost update
+    assert read_then_write(commands("a: GET session", "a: SET session {updated}"), x) is None
+    assert read_then_write(commands("a: GET session", "a: SET session x NX"), x) is None
+
+
+def test_messages_written_under_one_key_by_several_connections_are_named():
+    """Strands' managers in several processes: each gives its message the index it keeps, and they collide."""
+    texts = frozenset({"w1#1", "w2#1"})
+    assert written_by_several(commands("a: SET s:msg:0 {w1#1}", "b: SET s:msg:0 {w2#1}"), texts) == (
+        "SET s:msg:0 {w2#1} from 2 connections")
+    assert written_by_several(commands("a: SET s:msg:0 w1#1", "b: SET s:msg:1 w2#1"), texts) is None
+    assert written_by_several(commands("a: SET session {}", "b: SET session {}"), texts) is None   # no message
+    log = CommandLog()
+    log._commands = commands("a: SET s:msg:0 w1#1", "b: SET s:msg:0 w2#1")
+    assert "wrote messages under the same key (SET s:msg:0 w2#1 from 2 connections)" in lost_update_cause(
+        log, True, texts)
 
 
 def test_a_rewrite_is_named_from_the_steps_of_the_compaction_and_listed_as_possible_without_them():
