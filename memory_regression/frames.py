@@ -36,7 +36,9 @@ def without_harness_frames(exc: BaseException) -> None:
     """Leave the harness's frames out of ``exc``'s traceback and of those of the exceptions chained
     to it. A traceback that holds nothing else is left whole: the failure is then the harness's own,
     and its frames are all there is to show; unless the exception is a store's of another language
-    (``frames_in_notes``), whose frames are the notes it carries."""
+    (``frames_in_notes``), whose frames are the notes it carries, or a check's finding (an
+    AssertionError the harness raised of what the store did: one of several that Hypothesis found,
+    a rule of the state machine its only frames), whose message is all it has to say."""
     pending, seen = [exc], set()
     while pending:
         for chained in exception_chain(pending.pop()):
@@ -44,7 +46,7 @@ def without_harness_frames(exc: BaseException) -> None:
                 continue
             seen.add(id(chained))
             kept = _relinked(chained.__traceback__)
-            if kept is not None or getattr(chained, "frames_in_notes", False):
+            if kept is not None or getattr(chained, "frames_in_notes", False) or isinstance(chained, AssertionError):
                 chained.__traceback__ = kept
             pending.extend(getattr(chained, "exceptions", ()))
 

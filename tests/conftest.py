@@ -135,31 +135,24 @@ def require_node_stores(node_here: bool = True) -> None:
                                         f"{directory.relative_to(ROOT)}")
 
 
-# the virtual environment of the libraries that need Python 3.12 (tests/py312-requirements.txt)
-PYTHON312 = ROOT / ".venv312" / "bin" / "python"
-
-
-def require_python312() -> str:
-    """The interpreter of .venv312, with tests/py312-requirements.txt installed: else unavailable, under
-    REQUIRE_PYTHON312."""
-    if not PYTHON312.is_file():
-        unavailable("REQUIRE_PYTHON312", "no .venv312: python3.12 -m venv .venv312 && .venv312/bin/pip install -r "
-                                         "tests/py312-requirements.txt")
-    return str(PYTHON312)
-
-
-# the virtual environments of libraries whose pins exclude the test extras' (tests/stores/libraries.py's ``venv``),
-# each with the suite installed beside them: its requirements file, and the variable that requires it
-LIBRARY_VENVS = {".venv-agent-framework": ("tests/agent-framework-requirements.txt", "REQUIRE_AGENT_FRAMEWORK")}
+# the virtual environments of the libraries the test extras cannot hold, each with the suite installed beside them
+# (tests/stores/libraries.py's ``venv``): those that need Python 3.12 (Strands, agent-memory-server), and those whose
+# pins exclude the test extras' (Agent Framework); how to make each, and the variable that requires it
+LIBRARY_VENVS = {
+    ".venv312": ("python3.12 -m venv .venv312 && .venv312/bin/pip install -e . -r tests/py312-requirements.txt",
+                 "REQUIRE_PYTHON312"),
+    ".venv-agent-framework": ("python3 -m venv .venv-agent-framework && .venv-agent-framework/bin/pip install -e . "
+                              "-r tests/agent-framework-requirements.txt", "REQUIRE_AGENT_FRAMEWORK"),
+}
 
 
 def require_venv(name: str) -> str:
     """The interpreter of the virtual environment ``name`` (of :data:`LIBRARY_VENVS`): else unavailable, under
     its variable."""
-    requirements, variable = LIBRARY_VENVS[name]
+    how, variable = LIBRARY_VENVS[name]
     python = ROOT / name / "bin" / "python"
     if not python.is_file():
-        unavailable(variable, f"no {name}: python3 -m venv {name} && {name}/bin/pip install -e . -r {requirements}")
+        unavailable(variable, f"no {name}: {how}")
     return str(python)
 
 

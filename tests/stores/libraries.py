@@ -140,6 +140,24 @@ AGENT_FRAMEWORK_WHY = (
     "key_prefix base32-encoded, not as a prefix; each append reads the whole session first "
     "(tests/verdicts/test_agent_framework.py shows the bugs with Agent Framework alone)")
 
+# Strands Agents' session managers, run as they are from .venv312 (they need Python 3.12); strands_redis_alone.py and
+# strands_alone.py show their failures with the library alone
+STRANDS_REDIS = "redis_session_manager:RedisSessionManager"
+STRANDS_VALKEY = "strands_valkey_session_manager:ValkeySessionManager"
+STRANDS_AGENTS = ("an agent numbers its messages from the index it keeps in its process, so agents on one session in "
+                  "several processes (replicas of a service) overwrite each other's messages, and an agent whose "
+                  "session was deleted or lost (a clear by another instance, an eviction, a restart) goes on writing "
+                  "messages that no agent restored from the session sees")
+STRANDS_REDIS_WHY = (
+    f"bugs of the manager: {STRANDS_AGENTS}; delete_session finds keys by the pattern <namespace>:<id>:* as well as "
+    "its registry, so deleting 'alice' deletes 'alice:2', and it walks the whole keyspace (SCAN) to do it; and "
+    "delete_session raises for a session that does not exist (tests/verdicts/test_python312.py shows them with "
+    "Strands alone)")
+STRANDS_VALKEY_WHY = (
+    f"bugs of the manager: {STRANDS_AGENTS}; it lists and deletes a session's documents by SCAN patterns made of the "
+    "id, so session 'al*' reads 'al''s messages and deleting 'alice' deletes 'alice2'; and it refuses ids holding "
+    "':' (tests/verdicts/test_python312.py shows them with Strands alone)")
+
 # the agents over those stores run without the groups that judge the store under them alone (its own row's),
 # so that what an agent adds, the window of what it sends the model, is what its row shows
 AGENT_ONLY = ("-k", "not expiry and not ttl and not faults and not memory_pressure and not restart and not identity")
@@ -245,6 +263,16 @@ LIBRARY_STORES = (
                  ("test_random_operations_match_the_model", "test_window_leaves_no_orphaned_tool_result"),
                  AGENT_FRAMEWORK_WHY, ("test_concurrent_writers_keep_the_window", "test_keys_stay_in_namespace"),
                  GROWING, venv=".venv-agent-framework"),
+    LibraryStore("strands-redis-session-manager", "RedisSessionManager", STRANDS_REDIS, (),
+                 ("test_concurrent_writers_lose_nothing", "test_clearing_one_session_leaves_every_other_whole",
+                  "test_a_shared_database_is_left_as_it_was", "test_eviction_leaves_sessions_whole_or_gone",
+                  "test_a_restart_between_turns_loses_nothing", "test_random_operations_match_the_model"),
+                 STRANDS_REDIS_WHY, may_warn=GROWING, venv=".venv312"),
+    LibraryStore("strands-valkey-session-manager", "ValkeySessionManager", STRANDS_VALKEY, (),
+                 ("test_concurrent_writers_lose_nothing", "test_every_session_id_keeps_its_own_history",
+                  "test_clearing_one_session_leaves_every_other_whole", "test_random_operations_match_the_model"),
+                 STRANDS_VALKEY_WHY, ("test_every_session_id_keeps_its_own_history",), GROWING,
+                 needs_modules=True, venv=".venv312"),
 )
 
 # LangChain.js's Redis histories, run as they are through the Node.js driver, from tests/stores/node (whose

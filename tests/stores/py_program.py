@@ -1,8 +1,8 @@
 """A Python class served over the store protocol (docs/protocol.md) from an interpreter other than the
-suite's: the libraries that need Python 3.12 (Strands' session managers) run through it, until the
-suite binds them itself. Standard library only.
+suite's: agent-memory-server's client, which needs Python 3.12, runs through it until the suite binds
+it itself; tests/stores/hostile_program.py misbehaves on top of it. Standard library only.
 
-    memory-regression --store 'cmd:python3.12 tests/stores/py_program.py tests/stores/strands_sessions.py:NAME'
+    memory-regression --store 'cmd:python3.12 tests/stores/py_program.py tests/stores/agent_memory.py:NAME'
 
 The greeting describes the class's constructor (its parameters by name: ``options`` style, so the
 build's values come as keyword arguments) and each instance's public methods; a coroutine's result

@@ -1,5 +1,5 @@
 """Strands Agents' Valkey session manager with nothing of the suite's (Python 3.12, RedisJSON): the
-identity defects the suite finds through tests/stores/strands_sessions.py, shown with the library alone
+identity defects the suite finds in it, shown with the library alone
 (tests/verdicts/test_python312.py).
 
     python3.12 strands_alone.py REDIS_URL

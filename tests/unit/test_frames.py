@@ -8,6 +8,7 @@ import traceback
 import pytest
 
 from memory_regression.contract import Message
+from memory_regression.diagnosis import assert_history
 from memory_regression.frames import harness_frame, without_harness_frames
 from memory_regression.growth import timed_appends
 
@@ -44,6 +45,18 @@ def test_a_failure_of_the_harness_alone_keeps_its_frames():
     before = files_and_functions(error)
     without_harness_frames(error)
     assert files_and_functions(error) == before == [("growth.py", "timed_appends")]   # None.append
+
+
+def test_a_finding_raised_by_the_harness_alone_shows_no_frame():
+    """One of the failures Hypothesis found in the state machine: its frames are the rule's and the check's."""
+    try:
+        assert_history([Message("user", "a")], [], [Message("user", "a")])
+    except AssertionError as exc:
+        finding = exc
+    finding.__traceback__ = finding.__traceback__.tb_next   # the harness's frames only
+    group = ExceptionGroup("Hypothesis found 2 distinct failures.", [finding, ValueError("the store's")])
+    without_harness_frames(group)
+    assert files_and_functions(finding) == []
 
 
 def test_suite_files_show_their_scenarios_not_their_checks(tmp_path):

@@ -1,11 +1,15 @@
-"""Stores of libraries that need Python 3.12 (Strands Agents' session managers, Redis'
-agent-memory-server), run through
-tests/stores/py_program.py from the virtual environment .venv312 (tests/py312-requirements.txt), with
-thin adapters until the suite binds them: their identity defects, each shown with the library alone.
+"""Stores of libraries that need Python 3.12, run from the virtual environment .venv312
+(tests/py312-requirements.txt, the suite installed beside them): Strands Agents' session managers,
+bound with no option (frameworks/strands.py; their rows in the verdicts table are checked by
+test_frameworks.py), and Redis' agent-memory-server, through tests/stores/py_program.py and a thin
+adapter until the suite binds it: their defects, each shown with the library alone.
 
 Strands' Valkey session manager keeps a session in RedisJSON documents found by SCAN patterns made of
 the session id: ``delete_session('alice')`` deletes ``alice2`` too, and the session ``al*`` lists the
-messages of ``al``, ``alice`` and ``alice2``. It refuses ids holding ``:``, which is a warning.
+messages of ``al``, ``alice`` and ``alice2``. It refuses ids holding ``:``, which is a warning. Its Redis
+session manager deletes by the pattern ``<namespace>:<id>:*``, so ``delete_session('alice')`` deletes
+``alice:2``; and an agent numbers its messages from the index it keeps, so two agents on one session
+(two replicas of a service) overwrite each other's.
 
 agent-memory-server keys a session's working memory ``working_memory:<user>:<session>`` and one of
 no user ``working_memory:<session>``: user ``bob``'s session ``s1`` and session ``bob:s1`` of no user
@@ -16,16 +20,16 @@ path unquoted, so ``al?`` is session ``al`` (``alice/2`` and a URL are not found
 import re
 import subprocess
 
-from tests.conftest import ROOT, require_python312
+from tests.conftest import ROOT, require_venv
 from tests.stores.identity import CLEARING, EVERY_ID, TENANTS
 
-STRANDS = "tests/stores/py_program.py tests/stores/strands_sessions.py:StrandsValkeySession"
+STRANDS_VALKEY = "strands_valkey_session_manager:ValkeySessionManager"
 AGENT_MEMORY = "tests/stores/py_program.py tests/stores/agent_memory.py:AgentMemorySessions"
 
 
 def test_strands_valkey_reads_and_deletes_other_sessions_by_a_pattern(run_suite, redis_stack):
-    python = require_python312()
-    result = run_suite("--store", f"cmd:{python} {STRANDS}", "--redis", redis_stack.url(), "--groups", "identity")
+    result = run_suite("--store", STRANDS_VALKEY, "--redis", redis_stack.url(), "--groups", "identity",
+                       python=require_venv(".venv312"))
     messages = {f["scenario"]: f["message"] for f in result.summary["failures"]}
     assert set(messages) == {EVERY_ID, CLEARING}, result.output
     assert re.match(r"session 'al\*' loads the messages of session 'al' too, though session 'al' does not load its: "
@@ -40,7 +44,7 @@ def test_strands_valkey_reads_and_deletes_other_sessions_by_a_pattern(run_suite,
 
 
 def test_the_strands_failures_reproduce_with_the_library_alone(redis_stack):
-    python = require_python312()
+    python = require_venv(".venv312")
     try:
         done = subprocess.run([python, "tests/stores/strands_alone.py", redis_stack.url()], cwd=ROOT,
                               capture_output=True, text=True, timeout=120)
@@ -50,8 +54,14 @@ def test_the_strands_failures_reproduce_with_the_library_alone(redis_stack):
         redis_stack.client().flushdb()   # the suite runs only on an empty database
 
 
+def test_the_strands_redis_failures_reproduce_with_the_library_alone(redis_server):
+    done = subprocess.run([require_venv(".venv312"), "tests/stores/strands_redis_alone.py", redis_server.url()],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines() == ["s1 holds: from replica 2", "left: none"], done.stdout + done.stderr
+
+
 def test_agent_memory_server_joins_user_and_session_into_one_key(run_suite, redis_stack):
-    python = require_python312()
+    python = require_venv(".venv312")
     result = run_suite("--store", f"cmd:{python} {AGENT_MEMORY}", "--redis", redis_stack.url(), "--groups",
                        "identity")
     messages = {f["scenario"]: f["message"] for f in result.summary["failures"]}
@@ -63,7 +73,7 @@ def test_agent_memory_server_joins_user_and_session_into_one_key(run_suite, redi
 
 
 def test_the_agent_memory_server_failure_reproduces_with_the_library_alone(redis_stack):
-    python = require_python312()
+    python = require_venv(".venv312")
     try:
         done = subprocess.run([python, "-W", "ignore", "tests/stores/agent_memory_alone.py", redis_stack.url()],
                               cwd=ROOT, capture_output=True, text=True, timeout=180)
