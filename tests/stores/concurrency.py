@@ -17,8 +17,8 @@ class ReadModifyWrite:
     update)."""
 
     CAUSE = (r"though one writer appending as many loses none: appends that overlap overwrite each other: the store "
-             r"reads the session and writes it back whole in another step \(GET ('[^']+'|\S+), then SET ('[^']+'|\S+) .*"
-             r"\(a lost update\)")
+             r"reads the session and writes it back whole in another step "
+             r"\(GET ('[^']+'|\S+), then SET ('[^']+'|\S+) .*\(a lost update\)")
 
     def __init__(self, redis, namespace, ttl):
         self.redis, self.namespace, self.ttl = redis, namespace, ttl
@@ -44,8 +44,8 @@ class LocksInItsProcess(ReadModifyWrite):
     writers in separate processes (replicas of a service) still overwrite each other."""
 
     CAUSE = (r"though one writer appending as many loses none: appends that overlap overwrite each other: the store "
-             r"reads the session and writes it back whole in another step \(GET ('[^']+'|\S+), then SET ('[^']+'|\S+) .*"
-             r"\(a lost update\)")
+             r"reads the session and writes it back whole in another step "
+             r"\(GET ('[^']+'|\S+), then SET ('[^']+'|\S+) .*\(a lost update\)")
 
     LOCK = threading.Lock()
 
