@@ -17,7 +17,7 @@ project's own checks depend on it, so keep it stable:
   ``summarize`` and says with :data:`SUMMARY_IN_WINDOW` how its summary counts
   toward its window.
 * Stores of a known framework (LangChain, LlamaIndex, OpenAI Agents, LangGraph, Google ADK, agno, Microsoft
-  Agent Framework, Strands) are recognised by their base class and driven by :mod:`.frameworks`.
+  Agent Framework, Strands, CAMEL) are recognised by their base class and driven by :mod:`.frameworks`.
 
 Here are the rules; the machinery builds on them: :mod:`.loader` finds and imports what ``--store``
 names, :mod:`.binding` binds it to these rules, :mod:`.adapter` calls it.

@@ -137,12 +137,14 @@ def require_node_stores(node_here: bool = True) -> None:
 
 # the virtual environments of the libraries the test extras cannot hold, each with the suite installed beside them
 # (tests/stores/libraries.py's ``venv``): those that need Python 3.12 (Strands, agent-memory-server), and those whose
-# pins exclude the test extras' (Agent Framework); how to make each, and the variable that requires it
+# pins exclude the test extras' (Agent Framework, CAMEL); how to make each, and the variable that requires it
 LIBRARY_VENVS = {
     ".venv312": ("python3.12 -m venv .venv312 && .venv312/bin/pip install -e . -r tests/py312-requirements.txt",
                  "REQUIRE_PYTHON312"),
     ".venv-agent-framework": ("python3 -m venv .venv-agent-framework && .venv-agent-framework/bin/pip install -e . "
                               "-r tests/agent-framework-requirements.txt", "REQUIRE_AGENT_FRAMEWORK"),
+    ".venv-camel": ("python3 -m venv .venv-camel && .venv-camel/bin/pip install -e . -r tests/camel-requirements.txt",
+                    "REQUIRE_CAMEL"),
 }
 
 
