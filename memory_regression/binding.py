@@ -70,19 +70,42 @@ ROLE_AND_CONTENT = MessageCodec("role and content", lambda message: [message], l
 DICTS = MessageCodec("dict", lambda message: [message], lambda raw: raw, True)
 
 
+# the names a message class may give its content, by its constructor's parameters: those that take a list of parts
+CONTENT_NAMES = ("content", "text", "contents", "parts")
+LISTED_CONTENT = frozenset({"contents", "parts"})
+
+
 def class_codec(cls: type) -> MessageCodec:
-    """Whole messages built as ``cls(role=..., content=..., ...)``: the fields of
-    :data:`MESSAGE_FIELDS` travel only if it takes them (or ``**kwargs``)."""
+    """Whole messages built through ``cls``'s own constructor: ``cls(role=..., content=..., ...)``, its
+    content under the first of :data:`CONTENT_NAMES` it takes (as a list of one for ``contents`` and
+    ``parts``); the fields of :data:`MESSAGE_FIELDS` travel only if it takes them (or ``**kwargs``)."""
     try:
         parameters = inspect.signature(cls).parameters
     except (TypeError, ValueError):
         parameters = {}
     carries = (any(p.kind is p.VAR_KEYWORD for p in parameters.values())
                or all(name in parameters for name in ("tool_calls", "tool_call_id")))
+    named = next((name for name in CONTENT_NAMES if name in parameters), "content")
 
     def encode(message: dict) -> list:
-        return [cls(**{k: v for k, v in message.items() if carries or k in ("role", "content")})]
+        fields = {k: v for k, v in message.items() if (carries or k == "role") and k != "content"}
+        content = [message["content"]] if named in LISTED_CONTENT else message["content"]
+        return [cls(**fields, **{named: content})]
     return MessageCodec(cls.__name__, encode, lambda raw: raw, carries)
+
+
+def _builds_messages(spec: str, binding: "StoreBinding") -> None:
+    """The suite can build the store's own message class from a message (what ``--list`` promises
+    rests on it): a UsageError saying what the class refused, and what to give it, otherwise."""
+    try:
+        binding.codec.encode({"role": "user", "content": "a message the suite would append"})
+    except Exception as exc:   # noqa: BLE001 (the class's own, whatever it is)
+        raise UsageError(
+            f"--store {spec!r}: its {binding.append_method} takes {binding.codec.name} messages, which the suite "
+            f"builds through the class's constructor with role and content ({', '.join(CONTENT_NAMES)}), and "
+            f"{binding.codec.name}(role='user', ...) raised {type(exc).__name__}: {str(exc)[:200]}: give the class "
+            "a constructor taking role and content, or name a method taking (session_id, role, content) with "
+            "--append-method") from None
 
 
 @dataclass
@@ -284,6 +307,8 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
             accepts=lambda name: _callable_as(target, name, session))
         if binding.append_method:
             binding.append_form, binding.codec = _append_form(target, binding.append_method, binding.per_session)
+            if binding.codec not in (ROLE_AND_CONTENT, DICTS):
+                problems.check(_builds_messages, spec, binding)
     for role, member in OPTIONAL_MEMBERS.items():   # a framework's clear is its own
         binding.members[role] = binding.members[role] or problems.check(
             _find_method, target, method_overrides.get(role), member.names, role, False)

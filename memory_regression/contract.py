@@ -191,8 +191,9 @@ def contract_summary() -> str:
                       for member in OPTIONAL_MEMBERS.values())
             + "LangChain chat histories, LlamaIndex chat stores, OpenAI Agents sessions, LangGraph\n"
               "checkpointers (driven under a MessagesState graph) and agents' graphs (run up to the model),\n"
-              "Google ADK session services (driven as its runner drives them) and agno databases and agents\n"
-              "(driven as an agent's runs save to them) run as they are.")
+              "Google ADK session services (driven as its runner drives them), agno databases and agents\n"
+              "(driven as an agent's runs save to them), Agent Framework history providers, Strands session\n"
+              "managers (under a Strands agent) and CAMEL key-value storages run as they are.")
 
 
 def contract_parameter(name: str) -> str | None:
@@ -224,7 +225,7 @@ def content_text(content: Any) -> str:
 def normalize_history(raw: Any, fields: bool = False) -> list[Message]:
     """Turn what a load method returned into messages, oldest first.
 
-    Accepts dicts with role/content, objects with .role/.content, and LangChain-style
+    Accepts dicts with role/content, objects with .role/.content (or .text, .contents, .parts), and LangChain-style
     objects or dicts with .type (human/ai/system) in place of role; roles may be enums, and content
     a list of text blocks. With ``fields`` (a store that takes whole messages), the keys of
     :data:`MESSAGE_FIELDS` are read too, and a message with tool calls may have no content.
@@ -241,6 +242,8 @@ def normalize_history(raw: Any, fields: bool = False) -> list[Message]:
             role = _TYPE_TO_ROLE.get(get("type"), get("type"))
         extra = {key: get(key) for key in MESSAGE_FIELDS} if fields else {}
         content = get("content")
+        if content is None:   # a message class that names it otherwise (CONTENT_NAMES of .binding)
+            content = next((get(name) for name in ("text", "contents", "parts") if get(name) is not None), None)
         if content is None and extra.get("tool_calls"):
             content = ""
         if role is None or content is None:

@@ -58,6 +58,15 @@ def test_load_method_that_needs_more_arguments(run_suite):
     assert_usage_error(run_suite("--store", "tests.stores.shapes:LoadNeedsUser"), "cannot be called as get(session_id)")
 
 
+def test_a_message_class_the_suite_cannot_build_is_a_usage_error_said_by_list_too(run_suite):
+    """Utterance(speaker, words) has no role and no content: the binding says so, once, before any scenario."""
+    said = ("its add_message takes Utterance messages, which the suite builds through the class's constructor with "
+            "role and content (content, text, contents, parts), and Utterance(role='user', ...) raised TypeError")
+    assert_usage_error(run_suite("--store", "tests.stores.shapes:UtteranceLog"), said, "--append-method")
+    listed = run_suite("--list", "--store", "tests.stores.shapes:UtteranceLog", expect_reports=False)
+    assert listed.exit_code == 2 and said in listed.output, listed.output
+
+
 def test_store_without_the_named_methods(run_suite):
     assert_usage_error(run_suite("--store", "tests.stores.shapes:OwnMethodNames"), "no append method",
                        "--append-method")

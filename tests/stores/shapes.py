@@ -185,6 +185,45 @@ class TypedMessages:
         self.dicts.clear(session_id)
 
 
+@dataclass
+class TextAndParts:
+    """A message class of an SDK's kind: its content named ``parts``, a list of text parts."""
+
+    role: str
+    parts: list
+
+
+class PartsMessages:
+    """Takes and returns TextAndParts: the suite builds them through their constructor's parameters (the
+    content as a list of one part) and reads their parts back."""
+
+    def __init__(self, redis, namespace, ttl):
+        self.dicts = SavesDicts(redis, namespace, ttl)
+
+    def add_message(self, session_id: str, message: TextAndParts) -> None:
+        self.dicts.save(session_id, {"role": message.role, "parts": list(message.parts)})
+
+    def get_messages(self, session_id: str) -> list[TextAndParts]:
+        return [TextAndParts(**data) for data in self.dicts.get_history(session_id)]
+
+    def clear(self, session_id: str) -> None:
+        self.dicts.clear(session_id)
+
+
+@dataclass
+class Utterance:
+    speaker: str
+    words: str
+
+
+class UtteranceLog(PartsMessages):
+    """Takes a message class that has no role and no content: the suite cannot build one, which the
+    binding says before any scenario (and --list before it promises a shape)."""
+
+    def add_message(self, session_id: str, message: Utterance) -> None:
+        self.dicts.save(session_id, {"role": message.speaker, "parts": [message.words]})
+
+
 class NeverSuspends(ListStore):
     """``async def`` methods that do their I/O with a synchronous client (built from ``redis_url``), as
     autogen's memory does: a coroutine that never suspends, so tasks beside it run only between its

@@ -27,6 +27,9 @@ SHAPES = {
     "tests.stores.shapes:TypedMessages": (
         "one object for all sessions: add_message(session_id, message); messages as ChatTurn", False,
         AppendForm.MESSAGE),
+    "tests.stores.shapes:PartsMessages": (
+        "one object for all sessions: add_message(session_id, message); messages as TextAndParts", False,
+        AppendForm.MESSAGE),
     "tests.stores.correct:ListStore": ("one object for all sessions: append(session_id, role, content)", False,
                                        AppendForm.ROLE_CONTENT),
     "tests.stores.langchain_memories:AsyncOnlyHistory": (

@@ -61,3 +61,12 @@ def test_framework_messages_a_plain_store_returns_are_read_with_the_frameworks_c
     assert result.exit_code == 0, result.output
     assert result.summary["conformance_level"] == "core+tool-calls"
     assert result.summary["totals"]["passed"] == 2
+
+
+def test_a_message_class_is_built_through_its_own_constructor(run_suite):
+    """TextAndParts(role, parts) names its content otherwise: the suite builds it with the content as a list of
+    one part and reads its parts back, and the store passes."""
+    result = run_suite("--store", "tests.stores.shapes:PartsMessages", "--groups", "core")
+    assert result.exit_code == 0, result.output
+    assert result.summary["shape"] == ("one object for all sessions: add_message(session_id, message); messages as "
+                                       "TextAndParts")
