@@ -81,8 +81,10 @@ class StoreAdapter:
     content or whole messages."""
 
     def __init__(self, binding: StoreBinding, build: Callable[[str | None], Any], run: Callable[[Any], Any],
-                 watch: Callable[[str, tuple], ContextManager[Any]] = lambda method, args: nullcontext()):
+                 watch: Callable[[str, tuple], ContextManager[Any]] = lambda method, args: nullcontext(),
+                 user_id: str | None = None):
         self.binding = binding
+        self.user_id = user_id   # the tenant, for methods that take it beside the session (binding.tenant_arguments)
         self._build = build
         self._run = run      # runs an awaitable to completion on the scenario's event loop
         self._watch = watch  # wraps each call of the store, given its method name and arguments
@@ -113,9 +115,15 @@ class StoreAdapter:
         beside other tasks on the scenario's loop. A test outcome the store raises is its failure."""
         instance = self.instance_for(session_id)
         args = args if self.binding.per_session else (session_id, *args)
+        keywords: dict[str, Any] = {}
+        for position, name in self.binding.tenant_arguments.get(member, ()):   # ascending: each where it goes
+            if position is None:
+                keywords[name] = self.user_id
+            else:
+                args = (*args[:position], self.user_id, *args[position:])
         with self._watch(member, args), store_code(member):
             value = getattr(instance, member)
-            result = value(*args) if callable(value) else value   # a framework's load may be a property
+            result = value(*args, **keywords) if callable(value) else value   # a framework's load may be a property
             if inspect.isawaitable(result):
                 result = yield result
         return result

@@ -134,6 +134,9 @@ class StoreBinding:
     raised_append: str | None = None     # the framework's reason why a failed append's message may stay or go
     history_rule: Any = None             # what the framework gives back of a session by design (HistoryRule)
     unfilled: dict[str, Any] = field(default_factory=dict)   # parameters left at their defaults: name -> default
+    # the methods that take the tenant beside the session: member -> where (a position among the call's arguments,
+    # or None for a keyword-only parameter) and under which name (.tenant_parameters)
+    tenant_arguments: dict[str, tuple[tuple[int | None, str], ...]] = field(default_factory=dict)
     withheld: frozenset[str] = frozenset()   # contract parameters never passed: a client or a URL it refuses together
     language: str = "python"             # what the store is written in (another's: as its program says, .foreign)
     # what its names say it has beside what the suite found (.proposals): each in words, with its option
@@ -324,6 +327,8 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
     for name, role, arguments in shapes:
         if name:
             problems.check(_check_call_shape, spec, target, name, role, arguments)
+            if not binding.framework and tenant_parameters(target, name):
+                binding.tenant_arguments[name] = tenant_parameters(target, name)
     binding.proposals = proposals_for(binding, target, taken)   # the probe is closed by who built it
     problems.raise_any(binding.proposals)
     return binding
@@ -361,8 +366,8 @@ def _bind_framework(binding: StoreBinding, framework: Any, target: Any,
     return target
 
 
-def _call_parameters(target: Any, name: str) -> list[inspect.Parameter] | None:
-    """The parameters a call of ``target.name`` fills (without self), or None if unreadable."""
+def _declared_parameters(target: Any, name: str) -> list[inspect.Parameter] | None:
+    """The parameters of ``target.name`` (without self), or None if unreadable."""
     try:
         params = list(inspect.signature(getattr(target, name)).parameters.values())
     except (TypeError, ValueError):
@@ -371,6 +376,29 @@ def _call_parameters(target: Any, name: str) -> list[inspect.Parameter] | None:
                                                              (staticmethod, classmethod)):
         params = params[1:]  # self
     return params
+
+
+def _is_tenant(index: int, param: inspect.Parameter) -> bool:
+    """A parameter beyond a method's first, without a default, named as the contract's tenant (``user_id`` or
+    an alias): the suite passes the tenant there (the first is the session, or what a store per session
+    takes first)."""
+    return (index > 0 and param.default is inspect.Parameter.empty and contract_parameter(param.name) == "user_id"
+            and param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD))
+
+
+def tenant_parameters(target: Any, name: str) -> tuple[tuple[int | None, str], ...]:
+    """Where ``target.name`` takes the tenant (:func:`_is_tenant`): each parameter's position among the call's
+    arguments (None for a keyword-only one) and its name."""
+    params = _declared_parameters(target, name) or []
+    return tuple((None if param.kind is param.KEYWORD_ONLY else index, param.name)
+                 for index, param in enumerate(params) if _is_tenant(index, param))
+
+
+def _call_parameters(target: Any, name: str) -> list[inspect.Parameter] | None:
+    """The parameters a call of ``target.name`` fills (without self, and without the tenant, which the suite
+    passes where it goes), or None if unreadable."""
+    params = _declared_parameters(target, name)
+    return None if params is None else [param for index, param in enumerate(params) if not _is_tenant(index, param)]
 
 
 def _append_form(target: Any, name: str, per_session: bool) -> tuple[AppendForm, MessageCodec]:

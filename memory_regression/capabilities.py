@@ -104,7 +104,9 @@ REGISTRY: dict[Capability, CapabilitySpec] = {spec.capability: spec for spec in 
     CapabilitySpec(Capability.CLEAR, "clear empties one session and no other",
                    *_has("clear")),
     CapabilitySpec(Capability.TENANTS, "keeps sessions per tenant: the same session id under two user ids is two "
-                   "conversations", *_takes("user_id")),
+                   "conversations",
+                   lambda binding: binding.accepts("user_id") or bool(binding.tenant_arguments),
+                   f"its factory takes no {with_aliases('user_id')}, nor do its methods beside the session id"),
     CapabilitySpec(Capability.TOOL_CALLS, "whole messages: tool calls, tool results and metadata come back as "
                    "appended, and no window leaves a tool result without its call",
                    lambda binding: binding.takes_whole_messages and binding.codec.carries_fields,

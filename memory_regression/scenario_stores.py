@@ -79,7 +79,7 @@ class Stores:
             instance = recipe.build(context.binding, client, counter, session_id)
             context.instances.append(instance)
             return instance
-        store = StoreAdapter(context.binding, build, context.run_awaitable, watch=context.watch)
+        store = StoreAdapter(context.binding, build, context.run_awaitable, watch=context.watch, user_id=user_id)
         context.recipes[store] = recipe
         return store
 

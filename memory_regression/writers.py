@@ -170,7 +170,7 @@ def own_adapter(recipe: StoreRecipe, binding: StoreBinding, connection: Connecti
         instance = recipe.build(binding, client, counter, session_id)
         resources.insert(0, instance)
         return instance
-    return StoreAdapter(binding, build, loop.run, **options)
+    return StoreAdapter(binding, build, loop.run, user_id=recipe.user_id, **options)
 
 
 def prepare_worker_process(parent: int | None = None) -> None:

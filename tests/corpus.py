@@ -33,6 +33,7 @@ CORRECT_STORES = {
     "examples/stores/two_backends.py:TwoBackendStore": ((), f"{WINDOWED}+consistency" + HELD_WINDOWED),
     "tests.stores.correct:ListStore": ((), "core+count-window+ttl+namespace+clear" + HELD_WINDOWED),
     "tests.stores.identity:TenantStore": ((), "core+count-window+ttl+namespace+clear+tenants" + HELD_WINDOWED),
+    "tests.stores.shapes:TenantInMethods": ((), "core+count-window+ttl+namespace+clear+tenants" + HELD_WINDOWED),
     "tests.stores.consistency:AsyncTwoBackendStore": (
         (), "core+count-window+ttl+namespace+clear+consistency+async+bounded-storage+atomic-window+any-session-id"
         "+prefixed-keys"),

@@ -55,7 +55,7 @@ def test_required_parameter_outside_the_contract(run_suite):
 
 
 def test_load_method_that_needs_more_arguments(run_suite):
-    assert_usage_error(run_suite("--store", "tests.stores.shapes:LoadNeedsUser"), "cannot be called as get(session_id)")
+    assert_usage_error(run_suite("--store", "tests.stores.shapes:LoadNeedsPage"), "cannot be called as get(session_id)")
 
 
 def test_a_message_class_the_suite_cannot_build_is_a_usage_error_said_by_list_too(run_suite):

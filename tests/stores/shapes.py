@@ -104,11 +104,33 @@ class NeedsLlm:
         self.redis = redis
 
 
-class LoadNeedsUser(ListStore):
-    """Its load method needs a second argument without a default."""
+class LoadNeedsPage(ListStore):
+    """Its load method needs a second argument without a default, which is nothing the contract gives."""
 
-    def get(self, session_id, user):
+    def get(self, session_id, page):
         return super().get(session_id)
+
+
+class TenantInMethods(ListStore):
+    """Takes the tenant in its methods, beside the session id, as services' clients do (in the middle of
+    append's, keyword-only in clear's): each tenant's sessions are its own. Correct, with tenants."""
+
+    def key(self, session_id, user_id=None):
+        return f"{self.namespace}messages:{json.dumps([user_id, session_id])}"
+
+    def append(self, session_id, user_id, role, content):
+        with self.redis.pipeline(transaction=True) as pipe:
+            key = self.key(session_id, user_id)
+            pipe.rpush(key, self.encode(role, content))
+            self.trim(pipe, key)
+            self.expire(pipe, key)
+            pipe.execute()
+
+    def get(self, session_id, user_id):
+        return [self.decode(raw) for raw in self.redis.lrange(self.key(session_id, user_id), 0, -1)]
+
+    def clear(self, session_id, *, user_id):
+        self.redis.delete(self.key(session_id, user_id))
 
 
 class Crashes(ListStore):
@@ -261,3 +283,10 @@ class ReturnsLangChainMessages:
         from langchain_core.messages import convert_to_messages
         raw = self.redis.lrange(f"{self.namespace}{session_id}", 0, -1)
         return convert_to_messages([json.loads(item) for item in raw])
+
+
+class TenantInMethodsLeftOut(TenantInMethods):
+    """Takes the tenant in its methods and keys a session by its id alone: two users' s1 are one conversation."""
+
+    def key(self, session_id, user_id=None):
+        return super().key(session_id)

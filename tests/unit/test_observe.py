@@ -4,12 +4,13 @@ store built per session, and a default blamed only on a parameter named as a win
 
 import pytest
 
-from memory_regression.binding import bind_store, inspect_parameters
+from memory_regression.binding import AppendForm, bind_store, inspect_parameters
 from memory_regression.connection_choice import choose
 from memory_regression.contract import UsageError
 from memory_regression.settings import Settings, parse_store_params
 from tests.stores.misbound import WindowCalledLimit
-from tests.stores.shapes import ClientOrUrl
+from tests.stores.correct import ListStore
+from tests.stores.shapes import ClientOrUrl, TenantInMethods
 
 
 @pytest.mark.parametrize("spec, error", [
@@ -100,3 +101,11 @@ def test_a_client_and_a_url_refused_together_are_given_one_the_client_first():
     chosen, said = choose(binding, builds_if({url}))
     assert chosen.withheld == {"redis"} and not chosen.takes_client and "the URL of the server" in said
     assert choose(binding, builds_if(set())) == (binding, None)
+
+
+def test_the_tenant_a_method_takes_beside_the_session_is_where_the_suite_passes_it():
+    binding = bind_store("s", TenantInMethods, None, {}, None, {})
+    assert binding.tenant_arguments == {"append": ((1, "user_id"),), "get": ((1, "user_id"),),
+                                        "clear": ((None, "user_id"),)}
+    assert binding.append_form is AppendForm.ROLE_CONTENT
+    assert bind_store("s", ListStore, None, {}, None, {}).tenant_arguments == {}

@@ -70,3 +70,12 @@ def test_a_message_class_is_built_through_its_own_constructor(run_suite):
     assert result.exit_code == 0, result.output
     assert result.summary["shape"] == ("one object for all sessions: add_message(session_id, message); messages as "
                                        "TextAndParts")
+
+
+def test_a_tenant_taken_by_the_methods_is_given_and_judged(run_suite):
+    """TenantInMethods takes the user id beside the session id in its methods (positionally in append and get,
+    keyword-only in clear): it is given the suite's tenant, claims tenants, and a variant that keys a session by
+    its id alone fails the tenants scenario only (the correct one's full run is the corpus')."""
+    result = run_suite("--store", "tests.stores.shapes:TenantInMethodsLeftOut", "--groups", "identity")
+    assert "tenants" in result.summary["capabilities"], result.output
+    assert result.failing_scenarios() == {"test_tenants_keep_their_own_conversations"}, result.output
