@@ -316,4 +316,20 @@ NODE_LIBRARY_STORES = (
                      "backoff, so an append raises only after 10.5 s, past the suite's 10 s call timeout; and "
                      "ioredis re-sends the commands in flight when its connection drops, so an LPUSH whose reply was "
                      "lost is stored twice"),
+    LibraryStore("@mastra/redis", "RedisStore", "node:@mastra/redis:RedisStore",
+                 failing=("test_no_silent_cap", "test_round_trip_keeps_role_content_and_order",
+                          "test_many_fast_appends_keep_order", "test_clearing_one_session_leaves_every_other_whole",
+                          "test_a_shared_database_is_left_as_it_was", "test_eviction_leaves_sessions_whole_or_gone",
+                          *KILLED),
+                 may_fail=("test_append_raises_when_memory_is_full", "test_random_operations_match_the_model",
+                           "test_concurrent_writers_lose_nothing"),
+                 project=NODE_PROJECT,
+                 why="bugs of the storage: a thread's messages are a sorted set scored by their createdAt in "
+                     "milliseconds, so messages saved in the same millisecond come back in their ids' order, not "
+                     "theirs (the scenarios that append fast meet it; the others on some runs); listMessages leaves "
+                     "out system messages; deleteThread finds a thread's messages by a SCAN pattern made of the id, "
+                     "so deleting 'al*' deletes 'alice''s; a thread is several keys (a record, an index, a key per "
+                     "message), which eviction takes apart; and its node-redis client has no 'error' listener, so a "
+                     "connection the server closes ends the Node.js process (mastra_alone.mjs shows the pattern "
+                     "delete with Mastra alone)"),
 )

@@ -1,6 +1,7 @@
 // Stores of a known Node.js framework, recognised by their base class and driven through the
 // framework's own interface and message objects, as its runtime does: the Python side sees the
 // contract's shape (a factory of the contract's parameters, whole messages as chat-completions dicts).
+import { randomUUID } from 'node:crypto';
 import { esmEntry } from './resolve.mjs';
 
 // The names of a class and of every class it extends.
@@ -65,4 +66,44 @@ const langchain = {
   },
 };
 
-export const FRAMEWORKS = [langchain];
+// Mastra's storage (MastraStorage, as @mastra/redis's RedisStore): one store for every thread, built from the
+// server's URL (its connectionString), driven as Mastra's Memory drives it: a thread per session (saveThread when
+// it has none, for one resource), each message saved in Mastra's own format (v2, a text part), the thread's
+// messages read back whole with listMessages, and the thread deleted with deleteThread. Role and content only:
+// Mastra keeps a tool call as a part of the assistant's message, which no chat-completions message maps onto
+// one to one, so tool calls are not driven.
+const RESOURCE = 'memory-regression';
+const mastra = {
+  name: 'Mastra storage',
+  recognises: factory => lineage(factory).includes('MastraStorage'),
+  parameters: [{ name: 'redisUrl', optional: false }],
+  async build(factory, { redisUrl }) {
+    const storage = new factory({ id: RESOURCE, connectionString: redisUrl });
+    const ready = storage.init();
+    const memory = async () => { await ready; return storage.getStore('memory'); };
+    return {
+      async append(sessionId, role, content) {
+        const store = await memory();
+        if (!(await store.getThreadById({ threadId: sessionId }))) {
+          const now = new Date();
+          await store.saveThread({ thread: { id: sessionId, resourceId: RESOURCE, title: '', metadata: {},
+                                             createdAt: now, updatedAt: now } });
+        }
+        await store.saveMessages({ messages: [{
+          id: randomUUID(), threadId: sessionId, resourceId: RESOURCE, role, createdAt: new Date(), type: 'v2',
+          content: { format: 2, parts: [{ type: 'text', text: content }] } }] });
+      },
+      async load(sessionId) {
+        const { messages } = await (await memory()).listMessages({ threadId: sessionId, perPage: false });
+        return messages.map(message => ({
+          role: message.role,
+          content: message.content.parts.filter(part => part.type === 'text').map(part => part.text).join(''),
+        }));
+      },
+      clear: async sessionId => (await memory()).deleteThread({ threadId: sessionId }),
+      close: () => storage.close(),
+    };
+  },
+};
+
+export const FRAMEWORKS = [langchain, mastra];

@@ -1,5 +1,5 @@
 // Mastra's Redis storage (@mastra/redis) with nothing of the suite's: the identity defect the suite
-// finds through tests/stores/node/mastra.mjs, shown with the library alone (tests/verdicts/test_foreign.py).
+// finds in it, shown with the library alone (tests/verdicts/test_foreign.py).
 //
 //   node mastra_alone.mjs REDIS_URL     threads 'alice' and 'al*', one message each; deleteThread('al*');
 //                                       prints what each thread then lists
