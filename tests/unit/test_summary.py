@@ -225,7 +225,8 @@ def test_a_skip_reason_says_what_to_add_to_claim_the_capability():
         "store lacks ttl: its factory takes no ttl (or ttl_seconds, expire)",
         "store lacks namespace: its factory takes no namespace (or prefix, key_prefix)",
         "store lacks clear: it has no clear, delete, clear_session, delete_messages or reset method",
-        "store lacks tenants: its factory takes no user_id (or user, tenant_id, tenant, owner_id)",
+        "store lacks tenants: its factory takes no user_id (or user, tenant_id, tenant, owner_id), nor do its methods "
+        "beside the session id",
         "store lacks tool-calls: its append takes role and content, not whole messages (or its message type has "
         "no tool_calls and tool_call_id)",
         "store lacks compaction: it has no compact method, or its factory takes no summarize (or summarizer)",
