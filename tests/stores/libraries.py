@@ -322,7 +322,8 @@ NODE_LIBRARY_STORES = (
                           "test_a_shared_database_is_left_as_it_was", "test_eviction_leaves_sessions_whole_or_gone",
                           *KILLED),
                  may_fail=("test_append_raises_when_memory_is_full", "test_random_operations_match_the_model",
-                           "test_concurrent_writers_lose_nothing"),
+                           "test_concurrent_writers_lose_nothing", "test_two_instances_share_history",
+                           "test_store_raises_when_the_server_is_down"),
                  project=NODE_PROJECT,
                  why="bugs of the storage: a thread's messages are a sorted set scored by their createdAt in "
                      "milliseconds, so messages saved in the same millisecond come back in their ids' order, not "
@@ -330,6 +331,7 @@ NODE_LIBRARY_STORES = (
                      "out system messages; deleteThread finds a thread's messages by a SCAN pattern made of the id, "
                      "so deleting 'al*' deletes 'alice''s; a thread is several keys (a record, an index, a key per "
                      "message), which eviction takes apart; and its node-redis client has no 'error' listener, so a "
-                     "connection the server closes ends the Node.js process (mastra_alone.mjs shows the pattern "
-                     "delete with Mastra alone)"),
+                     "connection the server closes ends the Node.js process, and with no server its offline queue "
+                     "holds a call (or the store's close) past the call timeout on some runs (mastra_alone.mjs "
+                     "shows the pattern delete with Mastra alone)"),
 )
