@@ -5,9 +5,11 @@ The suite passes a store every contract parameter its factory takes, the redis c
 Agent Framework's ``RedisHistoryProvider``: "redis_client, redis_url, and credential_provider are
 mutually exclusive"). Judged as bound, such a store would fail every scenario with its constructor's
 error. So a worker that binds a factory taking both builds one instance first (:func:`choose`); if
-that raises, it tries the client alone, then the URL alone, and keeps the first that builds, with
-the other withheld from every build of the run (:attr:`.StoreBinding.withheld`) and said in the run's
-header. When neither builds alone, both are passed as before and the scenarios report the error.
+that raises, it tries the client alone, then the URL alone, and keeps the first that builds, once
+both together have been refused a second time (a refusal that does not come again was not of the two
+together), with the other withheld from every build of the run (:attr:`.StoreBinding.withheld`) and
+said in the run's header. When neither builds alone, both are passed as before and the scenarios
+report the error.
 """
 
 from __future__ import annotations
@@ -38,12 +40,22 @@ def choose(binding: StoreBinding, builds: Callable[[StoreBinding], Any]) -> tupl
             builds(alone)
         except Exception:   # noqa: BLE001
             continue
+        if _builds(builds, binding):   # both refused once and built now: that refusal was not of the two together
+            return binding, None
         what = "the client the suite opens" if given == "redis" else "the URL of the server under test"
         own = binding.parameters[given]   # a framework's factory takes the contract's names: its class's are its own
         named = f", as {', '.join(own)}" if own != (given,) else ""
         return alone, (f"the store refused the client and the URL together ({refused}): it is given {what} "
                        f"alone{named}, in every scenario")
     return binding, None
+
+
+def _builds(builds: Callable[[StoreBinding], Any], binding: StoreBinding) -> bool:
+    try:
+        builds(binding)
+    except Exception:   # noqa: BLE001
+        return False
+    return True
 
 
 def _first_line(exc: BaseException) -> str:

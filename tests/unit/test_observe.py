@@ -101,6 +101,13 @@ def test_a_client_and_a_url_refused_together_are_given_one_the_client_first():
     chosen, said = choose(binding, builds_if({url}))
     assert chosen.withheld == {"redis"} and not chosen.takes_client and "the URL of the server" in said
     assert choose(binding, builds_if(set())) == (binding, None)
+    refused = []
+
+    def refuses_once(candidate):   # a refusal that does not come again is not of the two together
+        if candidate.accepts("redis") and candidate.accepts("redis_url") and not refused:
+            refused.append(candidate)
+            raise ValueError("the server was not ready")
+    assert choose(binding, refuses_once) == (binding, None) and len(refused) == 1
 
 
 def test_the_tenant_a_method_takes_beside_the_session_is_where_the_suite_passes_it():
