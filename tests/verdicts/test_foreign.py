@@ -174,15 +174,19 @@ def test_mastra_deletes_other_threads_by_a_pattern(run_suite, tmp_path):
 
 def test_mastra_storage_runs_natively_and_fails_as_its_row_says(run_suite, tmp_path):
     """@mastra/redis's RedisStore, with no adapter: recognised as Mastra storage (a thread per session, role and
-    content), it fails the scenarios of its row (and those of ``may_fail`` on some runs), with no warning."""
+    content), it fails the scenarios of its row (and those of ``may_fail`` on some runs, or any other whose appends
+    met its reordering of one millisecond's messages), with no warning."""
     require_node_stores()
     [entry] = [entry for entry in NODE_LIBRARY_STORES if entry.package == "@mastra/redis"]
     result = run_suite("--store", entry.spec, cwd=ROOT / entry.project, report_dir=tmp_path / "reports", workers=1)
     summary = result.summary
     assert [summary["shape"], summary["capabilities"]] == ["Mastra storage: append(session_id, role, content)",
                                                            ["clear", "core"]], result.output
-    assert set(entry.failing) <= result.failing_scenarios() <= {*entry.failing, *entry.may_fail}, result.output
     messages = {f["scenario"]: f["message"] for f in summary["failures"]}
+    assert set(entry.failing) <= set(messages), result.output
+    # messages saved in one millisecond come back out of order: any scenario that appends fast meets it on some runs
+    beyond = set(messages) - {*entry.failing, *entry.may_fail}
+    assert all("history is reordered" in messages[scenario] for scenario in beyond), result.output
     lost = messages["test_round_trip_keeps_role_content_and_order"]
     assert "every system message of the 14 and only those" in lost, lost
     assert not summary["warnings"], summary["warnings"]
