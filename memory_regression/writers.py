@@ -25,6 +25,7 @@ from .adapter import StoreAdapter
 from .binding import StoreBinding, bind_store
 from .contract import Message, close_quietly
 from .foreign import is_foreign, load_foreign, snake
+from .frames import without_harness_frames
 from .loader import load_object
 from .profiles import ModelProfile, TokenCounter, resolve_counter
 from .reference import summarize
@@ -108,6 +109,7 @@ def run_writer(worker: int, barrier: Any, released: Any, outcomes: Any, recipe: 
         write_in_process(recipe, session_id, messages)
         outcomes.put(None)
     except BaseException as exc:   # the store's, whatever it is: the worker raises it for the scenario
+        without_harness_frames(exc)   # the text is shown as the scenario's failure is: the store's frames
         text = "".join(traceback.format_exception(exc))
         try:
             outcomes.put((exc, text))

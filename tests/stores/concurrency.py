@@ -54,6 +54,23 @@ class LocksInItsProcess(ReadModifyWrite):
             super().append(session_id, role, content)
 
 
+class GivesUpOnAConflict(LocksInItsProcess):
+    """The read-modify-write append behind a lock of the class and under WATCH, as optimistic locking
+    is written, but without its retry: threads of one process never conflict, but an append of a
+    writer in another process (a replica of a service) whose document changed meanwhile raises
+    WatchError to its caller. Nothing is overwritten; overlapping appends fail instead."""
+
+    CAUSE = r"the store raised redis\.exceptions\.WatchError: Watched variable changed\."
+
+    def append(self, session_id, role, content):
+        with self.LOCK, self.redis.pipeline() as pipe:
+            pipe.watch(self.key(session_id))
+            history = json.loads(pipe.get(self.key(session_id)) or "[]")
+            history.append({"role": role, "content": content})
+            pipe.multi()
+            pipe.set(self.key(session_id), json.dumps(history, ensure_ascii=False), ex=self.ttl)
+            pipe.execute()
+
 class TrimsFromPushedLength(ListStore):
     """Pushes and sets the TTL in one transaction, then trims in a second round trip, from the length
     RPUSH returned: ``LTRIM key (length - N) -1``. Between the two, a reader sees more than N

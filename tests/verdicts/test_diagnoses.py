@@ -10,6 +10,7 @@ import redis
 
 from memory_regression.clients import IDLE_CLOSE_VERSIONS
 from memory_regression.outcomes import NOT_THE_STORE
+from tests.stores import concurrency
 from tests.stores.broken import TTLInMilliseconds, TTLNotRefreshed
 
 
@@ -49,6 +50,18 @@ def test_a_lost_update_is_named_once_one_writer_alone_loses_nothing(run_suite):
     assert "though one writer appending as many loses none: appends that overlap overwrite each other" in message
     assert "(GET mrs:" in message and ", then SET mrs:" in message, "the steps its commands show"
 
+
+
+def test_a_writer_processs_exception_is_the_stores_failure_with_its_frames(run_suite):
+    """An append that raises in a writer process (a replica of a service) fails the scenario with the
+    store's exception, and its traceback from that process shows the store's frames, not the suite's
+    between them (run_suite checks that none of the tool's reaches the user: CI met it on Strands)."""
+    result = run_suite("--store", "tests.stores.concurrency:GivesUpOnAConflict",
+                       "-k", "concurrent_writers_lose_nothing")
+    assert result.exit_code == 1, result.output
+    [message] = messages_of(result, "test_concurrent_writers_lose_nothing")
+    assert re.match(concurrency.GivesUpOnAConflict.CAUSE, message), message
+    assert 'tests/stores/concurrency.py", line' in result.output, "the store's frame in its process"
 
 def test_without_the_stores_commands_a_lost_update_is_one_possible_cause(run_suite, redis_server):
     """On a server the suite reaches as the store's own user, MONITOR cannot tell the store's commands from
