@@ -3,7 +3,8 @@
 where their pins exclude the test extras'), written to docs/frameworks.md between
 the ``verdicts`` markers, and on each store of an npm package (``NODE_LIBRARY_STORES``, installed by
 ``npm ci --prefix tests/stores/node``) between the ``verdicts-node`` markers. Stores built on Redis
-modules run on Redis Stack (the test extras' wheel).
+modules run on Redis Stack (the test extras' wheel); a client of a memory service runs against one
+started over the row's Redis (tests/services.py).
 
 Each row gives the package and its installed version, the store, its shape as the suite bound it,
 the window policy it was run with, the verdict and conformance level, and each failing scenario
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.conftest import start_redis_stack  # noqa: E402
+from tests.services import serving  # noqa: E402
 from tests.stores.libraries import LIBRARY_STORES, NODE_LIBRARY_STORES, LibraryStore  # noqa: E402
 
 PAGE = ROOT / "docs" / "frameworks.md"
@@ -45,10 +47,12 @@ def run(entry: LibraryStore) -> dict:
     built on Redis modules, on a Redis Stack of its own."""
     with tempfile.TemporaryDirectory() as reports:
         stack = start_redis_stack(Path(reports)) if entry.needs_modules else None
+        server = stack.url() if stack else "server"
         try:
-            subprocess.run([python(entry), str(ROOT / "entrypoint.py"), "--report-dir", reports,
-                            "--redis", stack.url() if stack else "server", "--store", entry.spec, *entry.args],
-                           cwd=ROOT / entry.project, capture_output=True, text=True, timeout=600)
+            with serving(entry.service, server) as service:
+                subprocess.run([python(entry), str(ROOT / "entrypoint.py"), "--report-dir", reports, "--redis", server,
+                                *service, "--store", entry.spec, *entry.args],
+                               cwd=ROOT / entry.project, capture_output=True, text=True, timeout=600)
         finally:
             if stack:
                 stack.stop()

@@ -259,10 +259,13 @@ def proposals_for(binding: "StoreBinding", target: Any, taken: frozenset[str]) -
 
 def bind_store(spec: str, factory: Any, source_file: Path | None,
                method_overrides: dict[str, str | None],
-               build_probe: Callable[["StoreBinding"], Any], mapping: dict[str, str] | None = None) -> StoreBinding:
+               build_probe: Callable[["StoreBinding"], Any], mapping: dict[str, str] | None = None,
+               ungiven: dict[str, str] | None = None) -> StoreBinding:
     """Inspect a factory: its parameters (``mapping``: ``--store-params``), then its methods (on the
     class, or on a probe instance). Every problem found is said at once (:class:`BindingError`), each
-    with the option that fixes it where the store's names tell."""
+    with the option that fixes it where the store's names tell. ``ungiven``: the contract parameters
+    this run does not give (its option was left out), each with the option that gives it: a factory
+    that requires one is a usage error saying so."""
     from .frameworks import framework_of   # the frameworks build on the contract
 
     own = framework_of(factory)
@@ -277,6 +280,13 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
     if found is None and target is None:   # no store can be built to inspect until its parameters are right
         problems.raise_any()
     parameters, var_kwargs, unfilled = found or ({}, False, {})
+    for canonical, option in (ungiven or {}).items():
+        for name in parameters.get(canonical, ()):
+            if inspect.signature(factory).parameters[name].default is inspect.Parameter.empty:
+                problems.found.append(UsageError(f"--store {spec!r} requires {name!r}, the contract's {canonical}, "
+                                                 f"which this run does not give: give it with {option}"))
+            if target is None:   # no store can be built to inspect without it
+                problems.raise_any()
     # a per-session store: one that takes session_id, or whose parameter a proposal maps onto it
     per_session = "session_id" in parameters or any(
         mapping.endswith("=session_id") for mapping in fixes_of(problems.found).get("store_params", "").split(","))

@@ -241,7 +241,7 @@ class Runner:
         INTERRUPTS.check()   # from here on, an interrupt has reports to go to
         self.store = values["store"]
         self.credentials = withdraw()   # before any process of the run starts: none inherits them
-        urls = str(values["redis"]).split(",")
+        urls = [*str(values["redis"]).split(","), str(values["service_url"] or "")]
         self.redactor = Redactor([*(secret for entry in urls for secret in url_secrets(entry)), *self.credentials])
         if github.is_github_actions(self.environ):   # a run: step's log is as public as the action's
             for secret in self.redactor.secrets:

@@ -17,7 +17,8 @@ project's own checks depend on it, so keep it stable:
   ``summarize`` and says with :data:`SUMMARY_IN_WINDOW` how its summary counts
   toward its window.
 * Stores of a known framework (LangChain, LlamaIndex, OpenAI Agents, LangGraph, Google ADK, agno, Microsoft
-  Agent Framework, Strands, CAMEL) are recognised by their base class and driven by :mod:`.frameworks`.
+  Agent Framework, Strands, CAMEL, agent-memory-server's client) are recognised by their base class and
+  driven by :mod:`.frameworks`.
 
 Here are the rules; the machinery builds on them: :mod:`.loader` finds and imports what ``--store``
 names, :mod:`.binding` binds it to these rules, :mod:`.adapter` calls it.
@@ -57,6 +58,9 @@ STORE_PARAMETERS: dict[str, tuple[tuple[str, ...], str]] = {
     "summarize": (("summarizer",),
                   "callable(list of role/content dicts) -> str: the summary compact writes, deterministic, "
                   "calling no model; its text names the messages it was given"),
+    "service_url": (("base_url", "server_url"),
+                    "the URL of the service the store calls, for a store that is a client of a memory service "
+                    "(--service-url: given only when the run names one)"),
     "data_dir": (("directory", "tmp_dir"),
                  "a directory of the scenario's own for the store's files (a second backend's, as a SQLite "
                  "file), empty at first and removed when the scenario ends"),

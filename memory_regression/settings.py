@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
+from urllib.parse import urlsplit
 
 from .engines import engine_names
 from .contract import STORE_PARAMETERS, UsageError, contract_parameter
@@ -112,6 +113,17 @@ OPTIONS: tuple[Option, ...] = (
                "(a container image's server, through Docker) or a `redis://` URL; several, comma-separated "
                '(`server,fakeredis`, `server,valkey`, `image:redis:8.2,image:valkey/valkey:8`), run every scenario on'
                ' each and compare (see [Redis](engines.md))'),
+    Option("--service-url", None, "the http(s) URL of the memory service your store is a client of "
+           "(agent-memory-server's): the suite gives it to the store as service_url; let --redis name the "
+           "Redis the service uses", "URL",
+           shown='',
+           doc="the `http://` or `https://` URL of the memory service your store is a client of (Redis' "
+               "agent-memory-server, whose client binds with no other option): the suite gives it to your factory as"
+               " `service_url`, and a store that requires it without this option is a usage error. The service "
+               'keeps sessions in the Redis it was started with, so let `--redis` name that Redis (a URL, on the '
+               'database the service uses): the scenarios then read and observe what the service wrote, and those '
+               "that need a server of their own (a restart, a full memory) judge nothing the store did not touch "
+               "([frameworks](frameworks.md#agent-memory-server-a-service-of-your-own))"),
     Option("--strict", False, "fail the scenarios that warn (a cost or a transient effect, such as storage a "
            "window does not bound), as well as those that fail", is_switch=True, pytest_flag="--memory-strict",
            shown='off',
@@ -279,6 +291,7 @@ class Settings:
     append_budget: float | None = None   # --append-budget: the most any bounded run of appends takes
     latency_budget_ms: dict[str, float] = field(default_factory=dict)   # operation -> the p95's budget
     store_params: dict[str, str] = field(default_factory=dict)   # --store-params: the factory's name -> canonical
+    service_url: str | None = None      # --service-url: the memory service the store is a client of
     values: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @classmethod
@@ -316,6 +329,7 @@ class Settings:
                                                                                           "--append-budget"),
             latency_budget_ms=parse_latency_budget(values["latency_budget_ms"]),
             store_params=parse_store_params(values["store_params"]),
+            service_url=parse_service_url(values["service_url"]),
             values={k: values[k] for k in (o.key for o in SUITE_OPTIONS)},
         )
 
@@ -412,6 +426,30 @@ def parse_store_params(spec: Any) -> dict[str, str]:
             raise UsageError(f"--store-params {spec!r}: {own!r} is mapped twice")
         mapping[own] = canonical
     return mapping
+
+
+MAX_URL = 2048
+
+
+def parse_service_url(spec: Any) -> str | None:
+    """``--service-url http://127.0.0.1:8000``: an http or https URL with a host, of at most
+    :data:`MAX_URL` characters and no spaces or control characters; empty (or not given) is none."""
+    if spec is None or not str(spec).strip():
+        return None
+    url = str(spec).strip()
+    fix = "give the http:// or https:// URL of the service your store calls (example: --service-url " \
+          "http://127.0.0.1:8000)"
+    if len(url) > MAX_URL or any(ch.isspace() or not ch.isprintable() for ch in url):
+        raise UsageError(f"--service-url {redact_url(url)[:80]!r}: longer than {MAX_URL:,} characters or holding "
+                         f"spaces or control characters: {fix}")
+    try:
+        parts = urlsplit(url)
+        parts.port   # noqa: B018 (a port that is no number raises here)
+    except ValueError as exc:
+        raise UsageError(f"--service-url {redact_url(url)!r}: not a URL ({exc}): {fix}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"--service-url {redact_url(url)!r}: {fix}")
+    return url
 
 
 def parse_timeout(spec: Any, flag: str) -> float:

@@ -59,6 +59,7 @@ class StoreRecipe:
             "max_messages": self.max_messages, "max_tokens": profile.max_tokens, "count_tokens": counter,
             "ttl": self.ttl, "profile": profile, "session_id": session_id, "data_dir": str(self.data_dir),
             "summarize": self.summarize, **({"user_id": self.user_id} if self.user_id is not None else {}),
+            **({"service_url": self.settings.service_url} if self.settings.service_url else {}),
         }
         store = binding.factory(**binding.build_kwargs(values))
         return binding.driver(store) if binding.driver else store
@@ -75,7 +76,8 @@ def bind(settings: Settings, probe: Any) -> StoreBinding:
         params = {snake(name): canonical for name, canonical in params.items()}
     else:
         factory, source = load_object(spec, settings.workdir)
-    return bind_store(spec, factory, source, methods, probe, params)
+    ungiven = {} if settings.service_url else {"service_url": "--service-url URL"}
+    return bind_store(spec, factory, source, methods, probe, params, ungiven)
 
 
 def counter_for(settings: Settings, profile: ModelProfile | None) -> TokenCounter:

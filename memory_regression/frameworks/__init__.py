@@ -45,7 +45,7 @@ from typing import Any, Callable
 from ..contract import UsageError
 
 MODULES = ("langchain", "llama_index", "openai_agents", "langgraph", "langgraph_agent", "agno", "agno_agent", "adk",
-           "agent_framework", "strands", "camel_storage")
+           "agent_framework", "strands", "camel_storage", "agent_memory")
 
 
 @dataclass(frozen=True)

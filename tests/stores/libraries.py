@@ -32,6 +32,7 @@ class LibraryStore:
     may_fail: tuple = ()         # the scenarios it fails on some runs only: a race its calls meet or not
     project: str = ""            # an npm package's store: the directory it runs from, whose node_modules holds it
     venv: str = ""               # a virtual environment of its own, where its pins exclude the test extras'
+    service: str = ""            # the memory service it is a client of (tests/services.py), over the run's Redis
 
 
 # the footprint scenarios: a window applied only to what is read leaves Redis holding every message
@@ -157,6 +158,23 @@ STRANDS_VALKEY_WHY = (
     f"bugs of the manager: {STRANDS_AGENTS}; it lists and deletes a session's documents by SCAN patterns made of the "
     "id, so session 'al*' reads 'al''s messages and deleting 'alice' deletes 'alice2'; and it refuses ids holding "
     "':' (tests/verdicts/test_python312.py shows them with Strands alone)")
+
+# Redis' agent-memory-server: its working memory through its own client, against a service started over the row's
+# Redis Stack (tests/services.py), run from .venv312 (it needs Python 3.12); agent_memory_alone.py shows its failures
+# with the library alone
+AGENT_MEMORY = "agent_memory_client:MemoryAPIClient"
+AGENT_MEMORY_FAILING = (
+    "test_concurrent_writers_lose_nothing", "test_round_trip_keeps_role_content_and_order",
+    "test_every_session_id_keeps_its_own_history", "test_tenants_keep_their_own_conversations",
+    "test_tool_calls_and_metadata_round_trip")
+AGENT_MEMORY_WHY = (
+    "bugs of the client and the service: the client appends by reading the session's working memory and putting it "
+    "back whole, so appends that overlap lose messages; it puts the session id in the URL's path unquoted, so 'al?' "
+    "is session 'al' (and an id holding '/' is not found: refused, warned); the service joins the user id and the "
+    "session id with ':' into one key, so user 'bob''s session 'x:s1' and user 'bob:x''s 's1' are one "
+    "conversation; and a contract mismatch: the service refuses a message of empty content (HTTP 400), as the round "
+    "trip's empty message is, and an assistant's message of tool calls alone (tool calls are not carried) "
+    "(tests/verdicts/test_python312.py shows them with the library alone)")
 
 # CAMEL's Redis key-value storage, run as it is from .venv-camel (camel-ai's pydantic and tiktoken pins exclude the
 # test extras'); camel_alone.py shows its failures with the library alone
@@ -291,6 +309,9 @@ LIBRARY_STORES = (
                  STRANDS_VALKEY_WHY, ("test_every_session_id_keeps_its_own_history",), GROWING,
                  needs_modules=True, venv=".venv312"),
     LibraryStore("camel-ai", "RedisStorage", CAMEL_STORAGE, (), CAMEL_FAILING, CAMEL_WHY, venv=".venv-camel"),
+    LibraryStore("agent-memory-client", "MemoryAPIClient", AGENT_MEMORY, (), AGENT_MEMORY_FAILING, AGENT_MEMORY_WHY,
+                 ("test_keys_stay_in_namespace", "test_every_session_id_keeps_its_own_history"), GROWING,
+                 needs_modules=True, venv=".venv312", service="agent-memory"),
 )
 
 # LangChain.js's Redis histories, run as they are through the Node.js driver, from tests/stores/node (whose

@@ -1,8 +1,7 @@
-"""A Python class served over the store protocol (docs/protocol.md) from an interpreter other than the
-suite's: agent-memory-server's client, which needs Python 3.12, runs through it until the suite binds
-it itself; tests/stores/hostile_program.py misbehaves on top of it. Standard library only.
+"""A Python class served over the store protocol (docs/protocol.md), as a program of any interpreter
+serves one: tests/stores/hostile_program.py misbehaves on top of it. Standard library only.
 
-    memory-regression --store 'cmd:python3.12 tests/stores/py_program.py tests/stores/agent_memory.py:NAME'
+    memory-regression --store 'cmd:python3 tests/stores/py_program.py path/to/store.py:NAME'
 
 The greeting describes the class's constructor (its parameters by name: ``options`` style, so the
 build's values come as keyword arguments) and each instance's public methods; a coroutine's result

@@ -69,6 +69,36 @@ def test_latency_budget_reaches_the_workers_settings(tmp_path):
     assert Settings.from_mapping({"store": "x.py:S", "latency_budget_ms": ""}, tmp_path).latency_budget_ms == {}
 
 
+
+SERVICE_FIX = ("give the http:// or https:// URL of the service your store calls (example: --service-url "
+               "http://127.0.0.1:8000)")
+
+
+@pytest.mark.parametrize("spec, said", [
+    ("ftp://host/", f"--service-url 'ftp://host/': {SERVICE_FIX}"),
+    ("127.0.0.1:8000", f"--service-url '127.0.0.1:8000': {SERVICE_FIX}"),
+    ("http://", f"--service-url 'http://': {SERVICE_FIX}"),
+    ("http://host:port", "--service-url 'http://host:port': not a URL (Port could not be cast to integer value as "
+                         f"'port'): {SERVICE_FIX}"),
+    ("http://ho st", "--service-url 'http://ho st': longer than 2,048 characters or holding spaces or control "
+                     f"characters: {SERVICE_FIX}"),
+    ("http://u:secret@host/\a", "--service-url 'http://***@host/\\x07': longer than 2,048 characters or holding "
+                                 f"spaces or control characters: {SERVICE_FIX}"),
+    ("http://h/" + "a" * 2048, f"--service-url {'http://h/' + 'a' * 71!r}: longer than 2,048 characters or holding "
+                               f"spaces or control characters: {SERVICE_FIX}"),
+])
+def test_a_service_url_that_is_no_http_url_says_what_to_fix(tmp_path, spec, said):
+    with pytest.raises(UsageError) as caught:
+        Settings.from_mapping({"store": "x.py:S", "service_url": spec}, tmp_path)
+    assert str(caught.value) == said
+
+
+def test_the_service_url_reaches_the_workers_settings(tmp_path):
+    settings = Settings.from_mapping({"store": "x.py:S", "service_url": " https://memory.internal:8000/ "}, tmp_path)
+    assert settings.service_url == "https://memory.internal:8000/"
+    assert Settings.from_mapping(settings.values, tmp_path).service_url == settings.service_url
+    assert Settings.from_mapping({"store": "x.py:S", "service_url": ""}, tmp_path).service_url is None
+
 def test_groups_name_left_out_and_chosen_ones():
     every = known_groups()
     assert {"core", "count-window", "concurrency", "faults", "stateful"} <= set(every)

@@ -93,3 +93,31 @@ def test_tool_calls_and_metadata_survive_the_libraries_own_conversion(spec):
     if spec in (OPENAI_AGENTS, AGNO):
         expected[3] = Message.of("assistant", "Sunny in Paris.")
     assert back == expected
+
+
+class ServiceClient:
+    """A client of a memory service, reached at the URL it is built with."""
+
+    def __init__(self, base_url, namespace):
+        self.base_url = base_url
+
+    def append(self, session_id, role, content): ...
+    def load(self, session_id): return []
+
+
+def service_client(base_url, namespace="ns"):   # a factory: the suite would build a store to inspect
+    return ServiceClient(base_url, namespace)
+
+
+@pytest.mark.parametrize("factory", [ServiceClient, service_client])
+def test_a_store_that_requires_a_service_url_the_run_does_not_give_is_told_the_option(factory):
+    """Its base_url is the contract's service_url, which --service-url gives: left out, the binding says so before
+    it builds anything (a factory's probe included), and given, the store binds."""
+    def no_probe(binding):
+        raise AssertionError("no store can be built without its service URL")
+    with pytest.raises(UsageError) as caught:
+        bind_store("svc.py:S", factory, None, {}, no_probe, None, {"service_url": "--service-url URL"})
+    assert ("--store 'svc.py:S' requires 'base_url', the contract's service_url, which this run does not give: give "
+            "it with --service-url URL") in str(caught.value)
+    binding = bind_store("svc.py:S", factory, None, {}, lambda binding: ServiceClient("http://h", "ns"))
+    assert binding.accepts("service_url")

@@ -10,6 +10,7 @@ import warnings
 import pytest
 
 from tests.conftest import require_venv
+from tests.services import serving
 from tests.stores.libraries import LIBRARIES, LIBRARY_STORES
 
 with warnings.catch_warnings():   # langchain-community warns at import that it is being sunset
@@ -37,7 +38,8 @@ def test_a_library_store_gets_its_known_verdict(request, run_suite, entry):
     server = request.getfixturevalue("redis_stack").url() if entry.needs_modules else "server"
     budget = () if "--append-budget" in entry.args else APPEND_BUDGET   # a row that needs more gives its own
     python = require_venv(entry.venv) if entry.venv else None
-    result = run_suite("--store", entry.spec, "--redis", server, *entry.args, *budget, python=python)
+    with serving(entry.service, server) as service:
+        result = run_suite("--store", entry.spec, "--redis", server, *service, *entry.args, *budget, python=python)
     summary = result.summary
     assert result.failing_scenarios() == set(entry.failing), result.output
     warned = {w["nodeid"].split("::")[-1].split("[")[0] for w in summary["warnings"]}
