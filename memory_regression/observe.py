@@ -15,6 +15,8 @@ a run of messages to one session and looks at what the store kept and wrote (:fu
   the TTL where one does;
 - it takes no client and no URL, and its append failed to connect: a usage error naming where it
   connected;
+- building it or calling it as bound raised what says the suite cannot (:mod:`.binding_faults`): a
+  usage error saying what to fix, once, rather than every scenario failing the same way;
 - its appends left no key on the server under test (:func:`kept_elsewhere`): it keeps its history
   elsewhere, behind a service it calls, on another server or in its process. That is said in the
   run's header, and every scenario that acts on the server (:meth:`.ScenarioContext.on_server`)
@@ -39,6 +41,7 @@ import redis
 
 from .clients import address, clients_in
 from .binding import StoreBinding
+from .binding_faults import binding_fault
 from .contract import Message, UsageError, with_aliases
 from .frames import exception_chain
 from .conversations import numbered_messages
@@ -105,6 +108,9 @@ def observe(context: "ScenarioContext", binding: StoreBinding) -> Observed:
         if not takes_a_connection(binding) and _connection_failure(exc):
             raise UsageError(_elsewhere(binding, _instance(store), f"its append raised "
                                         f"{type(exc).__name__} ({exc})")) from None
+        fault = binding_fault(binding, exc)
+        if fault:
+            raise UsageError(fault) from None
         return Observed()
     keyspace = Keyspace(context)
     keys = keyspace.keys()

@@ -1,7 +1,7 @@
 """Stores that the suite cannot judge as it binds them: their window or TTL keeps a default of their
-own under a name the contract does not know, or they connect to a server of their own choosing.
-Each is correct; what it does with the suite's parameters is what the observation must name
-(memory_regression/observe.py)."""
+own under a name the contract does not know, they connect to a server of their own choosing, or they
+cannot be built at all. Each of the first is correct; what it does with the suite's parameters is what
+the observation must name (memory_regression/observe.py)."""
 
 import json
 
@@ -66,9 +66,18 @@ class InTheProcess:
 
 
 class RefusesToBeBuilt(ListStore):
-    """Refuses every set of arguments, as Agent Framework's history provider refused a client beside a URL
-    ("redis_client, redis_url, and credential_provider are mutually exclusive"): no scenario can judge it,
-    and none may pass, the server-down scenario included (it once returned early on any build error)."""
+    """Refuses what the suite passes, as Agent Framework's history provider refused a client beside a URL
+    ("redis_client, redis_url, and credential_provider are mutually exclusive"), naming the parameters: a
+    binding fault, said once as a usage error before any scenario."""
 
     def __init__(self, redis, namespace, max_messages, ttl):
         raise ValueError("redis and namespace are mutually exclusive")
+
+
+class CannotStart(ListStore):
+    """Every build raises, naming nothing the suite passes (a bug of its own constructor, as LlamaIndex's chat
+    store has on a cluster URL): no scenario can judge it, and none may pass, the server-down scenario included
+    (it once returned early on any build error)."""
+
+    def __init__(self, redis, namespace, max_messages, ttl):
+        raise RuntimeError("the store's worker pool did not start")

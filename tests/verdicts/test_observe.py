@@ -154,14 +154,28 @@ def test_stores_that_take_everything_are_not_probed(tmp_path):
 
 
 def test_a_store_that_cannot_be_built_passes_nothing(run_suite):
-    """Every build raises: every scenario that builds the store fails with that error, the server-down
-    scenario too, which accepts a build error only on the dead server, once the store built on the live one."""
-    result = run_suite("--store", "tests.stores.misbound:RefusesToBeBuilt", "--groups", "core,faults")
+    """Every build raises, naming nothing it was given: every scenario that builds the store fails with that
+    error, the server-down scenario too, which accepts a build error only on the dead server, once the store
+    built on the live one."""
+    result = run_suite("--store", "tests.stores.misbound:CannotStart", "--groups", "core,faults")
     assert result.exit_code == 1, result.output
     outcomes = {r["scenario"]: r["outcome"] for r in result.summary["results"]}
     assert outcomes["test_store_raises_when_the_server_is_down"] == "failed", outcomes
     assert "passed" not in outcomes.values(), outcomes
-    assert all("mutually exclusive" in f["message"] for f in result.summary["failures"]), result.summary["failures"]
+    assert all("worker pool did not start" in f["message"] for f in result.summary["failures"]), result.output
+
+
+def test_a_store_that_refuses_what_the_suite_passes_is_a_usage_error_said_once(run_suite):
+    """Its build names the parameters it refuses: the run stops before any scenario, exit 2, the reports
+    written, saying what to fix once (it was every scenario's failure)."""
+    result = run_suite("--store", "tests.stores.misbound:RefusesToBeBuilt", "--groups", "core,faults")
+    assert result.exit_code == 2, result.output
+    assert result.summary["status"] == "usage error", result.summary["status"]
+    assert result.summary["message"].startswith(
+        "--store 'tests.stores.misbound:RefusesToBeBuilt': building the store with what the suite passes raised "
+        "ValueError: redis and namespace are mutually exclusive, which names 'redis' (the contract's redis), "
+        "'namespace' (the contract's namespace)"), result.summary["message"]
+    assert result.summary["results"] == [], "no scenario ran: it is said once, not as each one's failure"
 
 
 def test_a_store_that_refuses_a_client_and_a_url_together_is_given_the_client_and_passes(run_suite):
