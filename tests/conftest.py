@@ -137,7 +137,8 @@ def require_node_stores(node_here: bool = True) -> None:
 
 # the virtual environments of the libraries the test extras cannot hold, each with the suite installed beside them
 # (tests/stores/libraries.py's ``venv``): those that need Python 3.12 (Strands, agent-memory-server), and those whose
-# pins exclude the test extras' (Agent Framework, CAMEL); how to make each, and the variable that requires it
+# pins exclude the test extras' (Agent Framework, CAMEL, adk-session-services); how to make each, and the variable
+# that requires it
 LIBRARY_VENVS = {
     ".venv312": ("python3.12 -m venv .venv312 && .venv312/bin/pip install -e . -r tests/py312-requirements.txt",
                  "REQUIRE_PYTHON312"),
@@ -145,7 +146,28 @@ LIBRARY_VENVS = {
                               "-r tests/agent-framework-requirements.txt", "REQUIRE_AGENT_FRAMEWORK"),
     ".venv-camel": ("python3 -m venv .venv-camel && .venv-camel/bin/pip install -e . -r tests/camel-requirements.txt",
                     "REQUIRE_CAMEL"),
+    ".venv-adk-services": ("python3 -m venv .venv-adk-services && .venv-adk-services/bin/pip install -e . -r "
+                           "tests/adk-services-requirements.txt", "REQUIRE_ADK_SERVICES"),
 }
+
+
+# the libraries installed into .venv without their dependencies, where those are heavy and the store never imports
+# them (redis-openai-agents' sentence-transformers brings torch and 19 CUDA wheels): how, and the variable that
+# requires it
+NO_DEPS_INSTALLS = {
+    "redis-openai-agents": (".venv/bin/pip install --no-deps redis-openai-agents==0.1.0",
+                            "REQUIRE_REDIS_OPENAI_AGENTS"),
+}
+
+
+def require_installed(package: str) -> None:
+    """``package`` (of :data:`NO_DEPS_INSTALLS`) is installed: else unavailable, under its variable."""
+    from importlib.metadata import PackageNotFoundError, version
+    how, variable = NO_DEPS_INSTALLS[package]
+    try:
+        version(package)
+    except PackageNotFoundError:
+        unavailable(variable, f"{package} is not installed: {how}")
 
 
 def require_venv(name: str) -> str:

@@ -95,13 +95,19 @@ def overrides(cls: type, base: str, name: str) -> bool:
     return getattr(cls, name, None) is not getattr(base_class, name, None)
 
 
-def built_from_contract(cls: type, names: dict[str, str], convert: dict[str, Callable[[Any], Any]] | None = None,
+def built_from_contract(cls: type, names: dict[str, str | tuple[str, ...]],
+                        convert: dict[str, Callable[[Any], Any]] | None = None,
                         fixed: dict[str, Any] | None = None) -> Callable[..., Any]:
     """A factory of ``cls`` taking the contract's parameters ``names`` maps to its own (those of them
-    ``cls`` takes), each value converted by ``convert`` where it names one, and ``fixed`` as they are
-    (those ``cls`` takes): what binds as the store."""
+    ``cls`` takes: of several names, the first it takes, as two libraries of one framework name a
+    parameter otherwise), each value converted by ``convert`` where it names one, and ``fixed`` as they
+    are (those ``cls`` takes): what binds as the store."""
     taken = inspect.signature(cls).parameters
-    own = {contract: name for contract, name in names.items() if name in taken}
+    own: dict[str, str] = {}
+    for contract, choices in names.items():
+        found = [name for name in ((choices,) if isinstance(choices, str) else choices) if name in taken]
+        if found:
+            own[contract] = found[0]
     convert = convert or {}
     fixed = {name: value for name, value in (fixed or {}).items() if name in taken}
 

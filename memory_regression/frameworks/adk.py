@@ -18,7 +18,9 @@ instruction): a system message goes in as user text, and is expected back as wha
 A message's ``metadata`` is its event's ``custom_metadata``.
 
 Named by its class (``--store google_adk_redis:RedisMemorySessionService``), the service is built
-from the contract's ``redis_url`` and ``ttl``, as its ``uri`` and ``expire``.
+from the contract's ``redis_url`` and ``ttl``, as its ``uri`` and ``expire``; adk-session-services'
+(``--store adk_session_services.redis_session:RedisSessionService``) from ``redis_url`` and
+``namespace``, as its ``redis_url`` and ``prefix`` (:data:`NAMES`).
 """
 
 from __future__ import annotations
@@ -72,6 +74,9 @@ def decode(history: Any) -> list[dict]:
     return [message for event in history for message in _as_messages(event)]
 
 
+# the contract's parameters under the services' own names: google-adk-redis' (uri, expire) and adk-session-services'
+# (redis_url, and its key prefix)
+NAMES = {"redis_url": ("uri", "redis_url"), "ttl": "expire", "namespace": "prefix"}
 # each instance its own client, as each replica of a service has (RedisMemorySessionService shares one
 # redis.asyncio client per URI in the process by default, which one event loop uses)
 SHARE_CACHE = {"share_cache": False}
@@ -112,5 +117,4 @@ class SessionServiceDriver:
 FRAMEWORK = Framework("Google ADK session service", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("append", "load", "clear", append_takes_list=True),
                       encode=encode, decode=decode, driver=lambda cls: SessionServiceDriver,
-                      constructor=lambda cls: for_user(built_from_contract(cls, {"redis_url": "uri", "ttl": "expire"},
-                                                                           fixed=SHARE_CACHE)))
+                      constructor=lambda cls: for_user(built_from_contract(cls, NAMES, fixed=SHARE_CACHE)))

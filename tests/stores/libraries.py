@@ -95,6 +95,29 @@ ADK_WHY = ("a bug of the service: it retries its watched transaction on WatchErr
            "'bob:x''s session 's1'; and each append reads and rewrites the whole session "
            "(tests/verdicts/test_adk.py shows each with ADK alone)")
 
+# adk-session-services' Redis session service, bound by the same ADK module (its redis_url and prefix), run from
+# .venv-adk-services (its google-generativeai pins protobuf below the test extras'); adk_services_alone.py shows its
+# failure with ADK alone
+ADK_SERVICES = "adk_session_services.redis_session:RedisSessionService"
+ADK_SERVICES_WHY = ("a bug of the service: it keys a session <prefix>:sessions:app:user:session, so user 'bob''s "
+                    "session 'x:s1' is user 'bob:x''s session 's1' (tests/verdicts/test_adk_services.py shows it with "
+                    "ADK alone)")
+
+# redis-openai-agents' AgentSession (installed without its dependencies: tests/conftest.py's NO_DEPS_INSTALLS), one
+# redisvl MessageHistory per conversation in one shared index, on Redis Stack; redis_openai_agents_alone.py shows
+# its failures with the library alone
+REDIS_OPENAI_AGENTS = "redis_openai_agents.session:AgentSession"
+REDIS_OPENAI_AGENTS_FAILING = (
+    "test_no_silent_cap", "test_clear_leaves_no_keys", "test_every_session_id_keeps_its_own_history",
+    "test_clearing_one_session_leaves_every_other_whole", "test_tenants_keep_their_own_conversations",
+    "test_random_operations_match_the_model")
+REDIS_OPENAI_AGENTS_WHY = (
+    "bugs of the session: get_messages() with no top_k, documented as all messages, returns the newest 1,000; "
+    "clear() clears its MessageHistory, whose index holds every conversation (one name, agent_sessions), so clearing "
+    "one conversation deletes them all; user_id is kept beside the conversation, not in its key, so two users' "
+    "conversations of one id are one; and redisvl's session tag folds letter case, so 'ABC' is 'abc' "
+    "(tests/verdicts/test_redis_openai_agents.py shows them with the library alone)")
+
 # redisvl's message history, run as it is on Redis Stack, one history per session (one index, named after the
 # scenario's namespace, a session tag each) read through its messages: every failure is redisvl's own
 # (tests/verdicts/test_redisvl.py shows each with redisvl alone); 5 s of appends (not the tests' 2 s) reach
@@ -290,6 +313,11 @@ LIBRARY_STORES = (
                  "a contract mismatch: num_history_runs counts runs, each a user message and what follows it, so N "
                  "runs keep up to 2N messages; and " + REPLAY_WINDOW, (FOOTPRINT,), GROWING),
     LibraryStore("google-adk-redis", "RedisMemorySessionService", ADK, (), ADK_FAILING, ADK_WHY, may_warn=GROWING),
+    LibraryStore("redis-openai-agents", "AgentSession", REDIS_OPENAI_AGENTS, ("--store-params",
+                 "conversation_id=session_id"), REDIS_OPENAI_AGENTS_FAILING, REDIS_OPENAI_AGENTS_WHY,
+                 needs_modules=True),
+    LibraryStore("adk-session-services", "RedisSessionService", ADK_SERVICES, (),
+                 ("test_tenants_keep_their_own_conversations",), ADK_SERVICES_WHY, venv=".venv-adk-services"),
     LibraryStore("langchain-redis", "RedisChatMessageHistory", LANGCHAIN_REDIS, (), LANGCHAIN_REDIS_FAILING,
                  LANGCHAIN_REDIS_WHY, needs_modules=True),
     LibraryStore("redisvl", "MessageHistory (one per session: name=namespace, session_tag=session_id; load: messages)",

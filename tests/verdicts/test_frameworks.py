@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from tests.conftest import require_venv
+from tests.conftest import NO_DEPS_INSTALLS, require_installed, require_venv
 from tests.services import serving
 from tests.stores.libraries import LIBRARIES, LIBRARY_STORES
 
@@ -37,6 +37,8 @@ def test_a_library_store_gets_its_known_verdict(request, run_suite, entry):
     the row gives its own."""
     server = request.getfixturevalue("redis_stack").url() if entry.needs_modules else "server"
     budget = () if "--append-budget" in entry.args else APPEND_BUDGET   # a row that needs more gives its own
+    if entry.package in NO_DEPS_INSTALLS:
+        require_installed(entry.package)
     python = require_venv(entry.venv) if entry.venv else None
     with serving(entry.service, server) as service:
         result = run_suite("--store", entry.spec, "--redis", server, *service, *entry.args, *budget, python=python)
