@@ -101,7 +101,10 @@ ADK_WHY = ("a bug of the service: it retries its watched transaction on WatchErr
 ADK_SERVICES = "adk_session_services.redis_session:RedisSessionService"
 ADK_SERVICES_WHY = ("a bug of the service: it keys a session <prefix>:sessions:app:user:session, so user 'bob''s "
                     "session 'x:s1' is user 'bob:x''s session 's1' (tests/verdicts/test_adk_services.py shows it with "
-                    "ADK alone)")
+                    "ADK alone); it refuses to append to a session another writer appended to since it was read "
+                    "(ValueError: stale session, as ADK's database service does), which writers of one session in "
+                    "several processes meet on some runs; and a runner reads the whole session before each turn, "
+                    "so appends slow as it grows")
 
 # redis-openai-agents' AgentSession (installed without its dependencies: tests/conftest.py's NO_DEPS_INSTALLS), one
 # redisvl MessageHistory per conversation in one shared index, on Redis Stack; redis_openai_agents_alone.py shows
@@ -317,7 +320,8 @@ LIBRARY_STORES = (
                  "conversation_id=session_id"), REDIS_OPENAI_AGENTS_FAILING, REDIS_OPENAI_AGENTS_WHY,
                  needs_modules=True),
     LibraryStore("adk-session-services", "RedisSessionService", ADK_SERVICES, (),
-                 ("test_tenants_keep_their_own_conversations",), ADK_SERVICES_WHY, venv=".venv-adk-services"),
+                 ("test_tenants_keep_their_own_conversations",), ADK_SERVICES_WHY, may_warn=GROWING,
+                 may_fail=("test_concurrent_writers_lose_nothing",), venv=".venv-adk-services"),
     LibraryStore("langchain-redis", "RedisChatMessageHistory", LANGCHAIN_REDIS, (), LANGCHAIN_REDIS_FAILING,
                  LANGCHAIN_REDIS_WHY, needs_modules=True),
     LibraryStore("redisvl", "MessageHistory (one per session: name=namespace, session_tag=session_id; load: messages)",

@@ -32,9 +32,9 @@ APPEND_BUDGET = ("--append-budget", "2")
 @pytest.mark.parametrize("entry", LIBRARY_STORES, ids=lambda entry: f"{entry.package}:{entry.spec.rpartition(':')[2]}")
 def test_a_library_store_gets_its_known_verdict(request, run_suite, entry):
     """The verdicts table's rows (bench/verdicts.py): the libraries' stores as they are, and the
-    memories over them, fail exactly the scenarios of their known bug or contract mismatch (a store
-    built on Redis modules runs on Redis Stack, fixture ``redis_stack``), with APPEND_BUDGET unless
-    the row gives its own."""
+    memories over them, fail exactly the scenarios of their known bug or contract mismatch, and on some
+    runs those of a race their calls meet or not (``may_fail``) (a store built on Redis modules runs on
+    Redis Stack, fixture ``redis_stack``), with APPEND_BUDGET unless the row gives its own."""
     server = request.getfixturevalue("redis_stack").url() if entry.needs_modules else "server"
     budget = () if "--append-budget" in entry.args else APPEND_BUDGET   # a row that needs more gives its own
     if entry.package in NO_DEPS_INSTALLS:
@@ -43,7 +43,7 @@ def test_a_library_store_gets_its_known_verdict(request, run_suite, entry):
     with serving(entry.service, server) as service:
         result = run_suite("--store", entry.spec, "--redis", server, *service, *entry.args, *budget, python=python)
     summary = result.summary
-    assert result.failing_scenarios() == set(entry.failing), result.output
+    assert set(entry.failing) <= result.failing_scenarios() <= {*entry.failing, *entry.may_fail}, result.output
     warned = {w["nodeid"].split("::")[-1].split("[")[0] for w in summary["warnings"]}
     assert warned - set(entry.may_warn) == set(entry.warned), result.output
     assert summary["status"] == ("failed" if entry.failing else "passed"), result.output
