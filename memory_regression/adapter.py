@@ -15,7 +15,8 @@ from typing import Any, Callable, ContextManager, Generator, Iterator
 import pytest
 
 from .binding import AppendForm, StoreBinding
-from .contract import Message, UsageError, normalize_history
+from .contract import Message, normalize_history
+from .errors import UsageError
 from .frames import exception_chain
 
 

@@ -25,20 +25,6 @@ from .server_health import ANSWERS, ServerCheck, examine
 HEALTH_TIMEOUT_S = 2.0
 
 
-class BackendError(Exception):
-    """Redis could not be started or reached: exit status 3."""
-
-
-class BackendUsageError(Exception):
-    """A --redis choice the run cannot use as given (a bad list of engines, no Docker engine for an
-    image): a usage error."""
-
-
-class UnusableDatabase(BackendUsageError):
-    """An external database the suite may not use as it is (it holds data, or the user may not flush
-    it): a usage error."""
-
-
 @dataclass(frozen=True)
 class Endpoint:
     """How one worker reaches its database: stores get ``store_url``, the suite uses ``admin_url``."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .contract import UsageError
+from .errors import UsageError
 from .figures import LATENCY_OPERATIONS
 
 FAILING = ("failed", "error")

@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from .contract import UsageError
+from .errors import UsageError
 
 MAX_BYTES = 16 * 1024 * 1024   # a summary.json of 5,000 results, each with a message of 2,000 characters
 DEADLINE_S = 10.0              # for a pipe or a device to deliver the whole file

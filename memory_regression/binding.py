@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .contract import (APPEND_METHODS, LIST_APPEND_METHODS, LOAD_METHODS, MESSAGE_PARAMETERS, OPTIONAL_MEMBERS,
-                       SUMMARY_IN_WINDOW, UsageError, contract_parameter, parameter_table)
+    SUMMARY_IN_WINDOW, contract_parameter, parameter_table)
+from .errors import UsageError
 from .foreign import is_foreign
 from .frames import user_traceback
 from .proposals import BindingProblem, Problems, contract_parameter_of, fixes_of, method_for

@@ -193,7 +193,8 @@ class Runner:
         from . import requirements as requirements_module
         from .baseline import DEFAULT_FAIL_ON, check_fail_on
         from .baseline_file import DEADLINE_S, load_baseline
-        from .contract import UsageError, contract_summary
+        from .errors import UsageError
+        from .contract import contract_summary
         from .credentials import withdraw
         from .spec_check import check_spec
         from .redaction import Redactor, url_secrets

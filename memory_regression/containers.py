@@ -38,7 +38,8 @@ import sys
 import tempfile
 from typing import Any
 
-from .backend import Backend, BackendError, BackendUsageError
+from .backend import Backend
+from .errors import BackendError, BackendUsageError
 from .servers import await_server, with_userinfo
 
 LABEL = "memory-regression.engine"

@@ -125,10 +125,6 @@ _TYPE_TO_ROLE = {"human": "user", "ai": "assistant", "system": "system", "tool":
                  "function": "function", "chat": "user"}
 
 
-class UsageError(Exception):
-    """Bad input, or a store outside the contract: exit status 2, with a message that says what to fix."""
-
-
 @dataclass(frozen=True)
 class Message:
     """A message as the suite compares it. ``fields`` holds the keys of :data:`MESSAGE_FIELDS` it

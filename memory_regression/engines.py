@@ -21,7 +21,8 @@ from urllib.parse import urlsplit
 
 import redis
 
-from .backend import HEALTH_TIMEOUT_S, Backend, BackendError, BackendUsageError, UnusableDatabase
+from .backend import HEALTH_TIMEOUT_S, Backend
+from .errors import BackendError, BackendUsageError, UnusableDatabase
 from .redaction import redact_url, url_secrets
 from .server_health import ANSWERS, ServerCheck, pauses, reserve
 from .servers import (CLUSTER_MASTERS, ServerProcess, _server_version, find_server_binary, find_valkey_binary, join,

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import program_process
-from .contract import UsageError, contract_parameter
+from .errors import UsageError
+from .contract import contract_parameter
 from .loader import IN_IMAGE
 
 PROTOCOL = "memory-regression-store/1"

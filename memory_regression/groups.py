@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .contract import UsageError
+from .errors import UsageError
 
 DEFAULT = "default"
 ALL = "all"

@@ -13,7 +13,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from .contract import UsageError
+from .errors import UsageError
 from .frames import user_traceback
 
 

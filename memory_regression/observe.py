@@ -42,7 +42,8 @@ import redis
 from .clients import address, clients_in
 from .binding import StoreBinding
 from .binding_faults import binding_fault
-from .contract import Message, UsageError, with_aliases
+from .contract import Message, with_aliases
+from .errors import UsageError
 from .frames import exception_chain
 from .conversations import numbered_messages
 from .growth import append_within

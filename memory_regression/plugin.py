@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from . import reports
-from .contract import UsageError
+from .errors import UsageError
 from .spec_check import check_spec
 from .groups import suite_directory
 from .interrupts import INTERRUPTS

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import yaml
 
-from .contract import UsageError
+from .errors import UsageError
 from .foreign import is_foreign, load_foreign_function
 from .loader import load_object
 

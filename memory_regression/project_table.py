@@ -19,7 +19,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Iterable
 
-from .contract import UsageError
+from .errors import UsageError
 from .settings import parse_store_params
 
 TABLE = "memory-regression"

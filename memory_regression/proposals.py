@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Collection
 
-from .contract import UsageError
+from .errors import UsageError
 
 
 class BindingProblem(UsageError):

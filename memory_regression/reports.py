@@ -18,7 +18,7 @@ from xml.etree import ElementTree
 from pathlib import Path
 from typing import Callable
 
-from .contract import UsageError
+from .errors import UsageError
 from .redaction import Redactor
 from .renderings import render_comment, render_markdown
 from .results import CAPTURE_LIMIT, Outcome, RunSummary, cap

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .contract import UsageError
+from .errors import UsageError
 
 PIP_OUTPUT_SHOWN = 3000
 PIP_PREFIX = "pip:"

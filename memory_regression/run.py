@@ -22,7 +22,7 @@ from typing import Any, Callable
 import pytest
 
 from . import html_report, renderings, reports
-from .backend import BackendError, BackendUsageError
+from .errors import BackendError, BackendUsageError
 from .engines import Engines, open_engines
 from .baseline import compare
 from .foreign import close_all as close_programs

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import pytest
 import redis
 
-from .backend import BackendError
+from .errors import BackendError
 from .servers import ServerProcess, find_server_binary, start_one_node_cluster
 
 if TYPE_CHECKING:

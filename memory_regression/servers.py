@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import redis
 
-from .backend import BackendError
+from .errors import BackendError
 
 SERVER_BINARIES = ("redis-server", "valkey-server")
 START_TIMEOUT_S = 10.0

@@ -15,7 +15,8 @@ from typing import Any, Mapping
 from urllib.parse import urlsplit
 
 from .engines import engine_names
-from .contract import STORE_PARAMETERS, UsageError, contract_parameter
+from .contract import STORE_PARAMETERS, contract_parameter
+from .errors import UsageError
 from .groups import DEFAULT, parse_groups
 from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_profiles
 from .redaction import redact_url

@@ -12,7 +12,7 @@ import sys
 from importlib.machinery import PathFinder
 from pathlib import Path
 
-from .contract import UsageError
+from .errors import UsageError
 from .foreign import command_of, is_foreign
 from .loader import missing_file, missing_module, split_spec
 

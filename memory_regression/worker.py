@@ -28,7 +28,7 @@ from .context import ScenarioContext
 from .scenario_stores import Stores
 from .capabilities import Capability, UnknownCapability, detect, lookup, lookup_guarantee, skip_reason
 from .binding import StoreBinding
-from .contract import UsageError
+from .errors import UsageError
 from .frames import without_harness_frames
 from .profiles import TokenCounter
 from .redaction import Redactor, map_strings, sendable

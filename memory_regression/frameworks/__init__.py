@@ -42,7 +42,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..contract import UsageError
+from ..errors import UsageError
 
 MODULES = ("langchain", "llama_index", "openai_agents", "langgraph", "langgraph_agent", "agno", "agno_agent", "adk",
            "agent_framework", "strands", "camel_storage", "agent_memory")

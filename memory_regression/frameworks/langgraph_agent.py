@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract import UsageError
+from ..errors import UsageError
 from . import Framework, Methods, agent_memory, langchain, langgraph, subclass_of
 
 

@@ -14,7 +14,8 @@ import agno.db.redis  # noqa: F401  (the framework is recognised only once impor
 from memory_regression.adapter import StoreAdapter
 from memory_regression.binding import AppendForm
 from memory_regression.capabilities import Capability, detect
-from memory_regression.contract import Message, UsageError
+from memory_regression.contract import Message
+from memory_regression.errors import UsageError
 from memory_regression.frameworks.agno import ONE_SYSTEM_PROMPT, SessionDriver, decode, encode
 from memory_regression.frameworks.agno_agent import AgentDriver
 from memory_regression.frameworks.agno_agent import driver as agent_driver

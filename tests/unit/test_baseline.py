@@ -5,7 +5,7 @@ import pytest
 
 from memory_regression.baseline import (FAIL_ON, NOISE, OTHER_SERVER, SERVER_NOTE, baseline_json, check_fail_on,
                                        compare, figure_change_cells, headline, sections)
-from memory_regression.contract import UsageError
+from memory_regression.errors import UsageError
 
 
 def summary(level, results, groups=("default",)):

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from memory_regression.baseline_file import load_baseline, MAX_BYTES, read_bounded
-from memory_regression.contract import UsageError
+from memory_regression.errors import UsageError
 
 NODEID = "test_core.py::test_round_trip_keeps_role_content_and_order[N=5]"
 VALID = {"store": "app/memory.py:Memory", "backend": "redis 7.0.15 (private server)", "window_sizes": [5],

@@ -6,7 +6,7 @@ to fix."""
 import pytest
 
 from memory_regression.requirements import pip_arguments
-from memory_regression.contract import UsageError
+from memory_regression.errors import UsageError
 from memory_regression.groups import ALL, describe_groups, known_groups, parse_groups
 from memory_regression.profiles import BUILTIN_PROFILES, resolve_counter
 from memory_regression.settings import Settings, parse_latency_budget, parse_window_policy

@@ -6,7 +6,7 @@ import redis
 
 from memory_regression import foreign
 from memory_regression.binding import bind_store, inspect_parameters
-from memory_regression.contract import UsageError
+from memory_regression.errors import UsageError
 from memory_regression.foreign import StoreProcessError, is_foreign, raised, snake
 from memory_regression.outcomes import cluster_hint
 

@@ -7,7 +7,8 @@ import warnings
 import pytest
 
 from memory_regression.binding import AppendForm, bind_store
-from memory_regression.contract import Message, UsageError
+from memory_regression.contract import Message
+from memory_regression.errors import UsageError
 from memory_regression.loader import load_object
 from tests.conftest import ROOT
 from tests.stores.libraries import AGNO, LIBRARIES, OPENAI_AGENTS

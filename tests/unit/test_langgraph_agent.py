@@ -10,7 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import create_react_agent
 
-from memory_regression.contract import UsageError
+from memory_regression.errors import UsageError
 from memory_regression.frameworks.langgraph import AsyncGraphDriver, GraphDriver
 from memory_regression.frameworks.langgraph_agent import FRAMEWORK, driver
 from memory_regression.frameworks import framework_of

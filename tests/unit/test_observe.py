@@ -6,7 +6,7 @@ import pytest
 
 from memory_regression.binding import AppendForm, bind_store, inspect_parameters
 from memory_regression.connection_choice import choose
-from memory_regression.contract import UsageError
+from memory_regression.errors import UsageError
 from memory_regression.settings import Settings, parse_store_params
 from tests.stores.misbound import WindowCalledLimit
 from tests.stores.correct import ListStore

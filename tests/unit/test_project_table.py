@@ -6,7 +6,7 @@ import pytest
 
 from memory_regression import project_table
 from memory_regression.binding import bind_store
-from memory_regression.contract import UsageError
+from memory_regression.errors import UsageError
 from memory_regression.proposals import BindingError, contract_parameter_of, role_of
 from memory_regression.settings import OPTIONS, defaults
 from tests.stores.new_user import ConversationMemory

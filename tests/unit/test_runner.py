@@ -4,7 +4,7 @@ input's message."""
 
 import pytest
 
-from memory_regression.contract import UsageError
+from memory_regression.errors import UsageError
 from memory_regression.settings import Settings
 from tests.conftest import GOOD
 
