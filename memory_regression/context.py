@@ -17,6 +17,8 @@ import os
 import shutil
 import threading
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
@@ -31,28 +33,48 @@ from .store_commands import CommandLog, command_log
 
 if TYPE_CHECKING:
     from .adapter import StoreAdapter
+    from .call_page import CallPage
     from .profiles import ModelProfile, TokenCounter
-    from .worker import ScenarioWorker
+    from .settings import Settings
     from .writers import StoreRecipe
 
 
 KEYS_WITHOUT_TTL_PER_SCENARIO = 50   # keys without TTL noted per scenario
 
 
+@dataclass(frozen=True)
+class ScenarioSetup:
+    """What every scenario of a worker is set up from, as the worker knows it when the scenario starts:
+    the run's settings, the store's binding and capabilities, a connection per engine (the first is
+    the default), the token counters (per profile, and the roomy one of scenarios not about tokens),
+    the run's scratch directory, the call page the runner watches calls on, and why the store's
+    history is not on the server under test (None: it is, or that is not known yet)."""
+
+    settings: "Settings"
+    binding: StoreBinding
+    capabilities: frozenset[Capability]
+    connections: dict[str, Connection]
+    counters: dict[str, "TokenCounter"]
+    roomy_counter: "TokenCounter | None"
+    scratch: Path
+    calls: "CallPage"
+    elsewhere: str | None = None
+
+
 class ScenarioContext:
     """One scenario's database, binding, loop and resources. The database is flushed when the
     context is made, so every key seen belongs to the scenario."""
 
-    def __init__(self, worker: "ScenarioWorker", nodeid: str, engine: str = ""):
-        self.worker = worker
-        self.settings = worker.settings
-        self.binding: StoreBinding = worker.binding
-        self.connection: Connection = worker.connections[engine or worker.engine_names[0]]
+    def __init__(self, setup: ScenarioSetup, nodeid: str, engine: str = ""):
+        self.setup = setup
+        self.settings = setup.settings
+        self.binding: StoreBinding = setup.binding
+        self.connection: Connection = setup.connections[engine or next(iter(setup.connections))]
         digest = hashlib.sha1(nodeid.encode()).hexdigest()[:8]
         self.namespace = f"mrs:{digest}:"
         # the stores' files (data_dir): under the run's scratch directory, which the runner removes in any case
-        self.data_dir = worker.scratch / "stores" / f"{digest}-{os.getpid()}"
-        self.capabilities: frozenset[Capability] = worker.capabilities
+        self.data_dir = setup.scratch / "stores" / f"{digest}-{os.getpid()}"
+        self.capabilities: frozenset[Capability] = setup.capabilities
         self._loop = asyncio.Runner() if self.binding.is_async else None
         self.instances: list[Any] = []   # every store instance built: closed at the end; diagnoses name their clients
         self.clients: list[Any] = []
@@ -75,7 +97,7 @@ class ScenarioContext:
     @contextmanager
     def watch(self, member: str, args: tuple) -> Iterator[None]:
         """Wrap a call of the store: the runner sees it (its call page), and the command log marks it."""
-        with self.worker.calls.watch(member, args), (self.commands.watch(member, args) if self.commands
+        with self.setup.calls.watch(member, args), (self.commands.watch(member, args) if self.commands
                                                       else nullcontext()):
             yield
 
@@ -89,7 +111,7 @@ class ScenarioContext:
     def counter(self, profile: "ModelProfile | None") -> "TokenCounter":
         """What one message costs under ``profile``, as the store is told to count (None: the roomy
         ``approx`` counter stores get where tokens are not the scenario's subject)."""
-        return self.worker.counters[profile.name] if profile else self.worker.roomy_counter
+        return self.setup.counters[profile.name] if profile else self.setup.roomy_counter
 
     def idle(self) -> None:
         """A pause between requests, after the server closed the store's connections: an async
@@ -103,7 +125,7 @@ class ScenarioContext:
         """Skip the scenario, which acts on the server under test (its keys, its connections, a server
         of its own or another URL to build the store on), when the store keeps its history elsewhere
         (:func:`.observe.kept_elsewhere`): it would judge a server the store does not use."""
-        if self.worker.elsewhere:
+        if self.setup.elsewhere:
             pytest.skip("this scenario acts on the server the store keeps its history on, and the store's appends "
                         "left no key on the server under test (see the run's header): it keeps it elsewhere. Run "
                         "with --redis naming that server to judge it")

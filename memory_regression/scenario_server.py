@@ -133,7 +133,7 @@ def own_server(context: "ScenarioContext", config: dict[str, str] | None = None,
         config = {**debug_config(binary), **(config or {})}
     start = start_one_node_cluster if context.connection.endpoint.kind == "cluster" else ServerProcess.start
     try:
-        server = ScenarioServer(start(binary, config, parent=str(context.worker.scratch)), context.idle)
+        server = ScenarioServer(start(binary, config, parent=str(context.setup.scratch)), context.idle)
     except BackendError as exc:
         pytest.skip(f"the suite could not start a redis-server of the scenario's own: {exc}")
     context.servers.append(server)

@@ -24,7 +24,7 @@ import redis
 
 from . import fixtures
 from .backend import Connection, Endpoint
-from .context import ScenarioContext
+from .context import ScenarioContext, ScenarioSetup
 from .scenario_stores import Stores
 from .capabilities import Capability, UnknownCapability, detect, lookup, lookup_guarantee, skip_reason
 from .binding import StoreBinding
@@ -135,7 +135,7 @@ class ScenarioWorker:
         reaches the server under test (:attr:`elsewhere`); a UsageError when it cannot be judged as bound."""
         observed = Observed()
         if not self.hung_closes:   # a store whose close hung would hang the probe too: the scenarios judge it
-            context, seconds = ScenarioContext(self, "observe"), self.settings.call_timeout * PROBE_WAIT_SHARE
+            context, seconds = ScenarioContext(self.setup(), "observe"), self.settings.call_timeout * PROBE_WAIT_SHARE
             found: Observed | None = Observed()
             try:
                 found = observe_within(context, self.binding, seconds)
@@ -154,7 +154,7 @@ class ScenarioWorker:
     def _probe(self, binding: StoreBinding) -> Any:
         """A store built only to look at its methods (factories that are not classes)."""
         self.binding = binding
-        context = ScenarioContext(self, "probe")
+        context = ScenarioContext(self.setup(), "probe")
         try:
             return Stores(context).new().instance_for("probe")
         except Exception as exc:
@@ -165,6 +165,11 @@ class ScenarioWorker:
         finally:
             context.close(binding=True)
             self.hung_closes += context.hung_closes
+
+    def setup(self) -> ScenarioSetup:
+        """What a scenario starting now is set up from (the harness is given this, never the worker)."""
+        return ScenarioSetup(self.settings, self.binding, self.capabilities, self.connections, self.counters,
+                             self.roomy_counter, self.scratch, self.calls, self.elsewhere)
 
     def abort(self, status: Status, message: str, fixes: dict[str, str] | None = None) -> None:
         """This worker cannot run the store: the runner stops the run with ``status``."""
@@ -237,7 +242,7 @@ class ScenarioWorker:
     @pytest.fixture
     def scenario_context(self, request: pytest.FixtureRequest, memory_engine: str) -> Any:
         """What the scenario's fixtures (:mod:`.fixtures`) share, closed when it ends."""
-        context = ScenarioContext(self, request.node.nodeid, memory_engine)
+        context = ScenarioContext(self.setup(), request.node.nodeid, memory_engine)
         context.log_commands()
         request.node.stash[COMMANDS_KEY] = context.commands
         request.node.stash[FINDINGS_KEY] = context.findings.notes   # kept even if closing fails
