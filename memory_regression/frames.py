@@ -79,3 +79,12 @@ def user_traceback(exc: BaseException, hidden: tuple[str, ...] = ()) -> str:
               if not harness_frame(f.filename, f.name) and not f.filename.startswith(("<frozen", *hidden))]
     lines = traceback.format_list(frames) + traceback.format_exception_only(type(exc), exc)
     return "Traceback (most recent call last):\n" + "".join(lines)
+
+
+def exception_line(exc: BaseException) -> str:
+    """The line naming ``exc`` and its message (the last of what the traceback module prints of it, a
+    SyntaxError's included), without the notes Hypothesis adds (the steps of a stateful run)."""
+    notes = {line for note in getattr(exc, "__notes__", None) or [] for line in str(note).splitlines()}
+    lines = [line for line in "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
+             if line not in notes]
+    return lines[-1] if lines else type(exc).__name__

@@ -11,7 +11,6 @@ secrets.
 from __future__ import annotations
 
 import re
-import traceback
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ import redis
 
 from .adapter import FACTORY, raised_by_store, raised_in
 from .clients import IDLE_CLOSE_SIGN, idle_close_defect
-from .frames import exception_chain, user_traceback
+from .frames import exception_chain, exception_line, user_traceback
 from .redaction import Redactor, map_strings, redact_url
 from .results import DETAILS_LIMIT
 from .diagnosis import HistoryMismatch
@@ -165,15 +164,6 @@ def _describe_each(report: pytest.TestReport, group: BaseExceptionGroup, stores:
 NOT_THE_STORE = ("not a finding about the store (a defect of the suite, or of the machine: please report it if it "
                  "repeats)")
 NOT_JUDGED = "not_judged"
-
-
-def exception_line(exc: BaseException) -> str:
-    """The line naming ``exc`` and its message (the last of what the traceback module prints of it, a
-    SyntaxError's included), without the notes Hypothesis adds (the steps of a stateful run)."""
-    notes = {line for note in getattr(exc, "__notes__", None) or [] for line in str(note).splitlines()}
-    lines = [line for line in "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
-             if line not in notes]
-    return lines[-1] if lines else type(exc).__name__
 
 
 def _verdict(message: str, details: str = "") -> dict[str, Any]:

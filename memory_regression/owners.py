@@ -10,7 +10,7 @@ from .capabilities import Guarantee
 from .contract import Message
 from .diagnosis import HistoryMismatch, assert_history
 from .findings import Findings
-from .outcomes import exception_line
+from .frames import exception_line
 from .identities import (PLAIN_LABELS, SESSION_IDS, UNKNOWN_ID, UNKNOWN_TENANT, id_cause, id_name, labelled,
                          mixed_pairs, mixed_up, tenant_cause, tenant_name)
 
