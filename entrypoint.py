@@ -6,11 +6,11 @@ See README.md, or ``python entrypoint.py --help``.
 
 import sys
 
-from memory_regression import utf8_mode
+from memory_regression.runner import utf8_mode
 
 utf8_mode.ensure()   # under an ASCII locale, start again in Python's UTF-8 mode (memory_regression/utf8_mode.py)
 
-from memory_regression.interrupts import INTERRUPTS  # noqa: E402
+from memory_regression.runner.interrupts import INTERRUPTS  # noqa: E402
 
 INTERRUPTS.install()  # first, so that Ctrl-C at any moment ends with reports that say "interrupted"
 

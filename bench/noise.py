@@ -1,5 +1,5 @@
 """Noise: how far the figures a baseline compares move between identical runs, and whether a real
-change stands out of it (the thresholds of memory_regression/baseline.py's NOISE).
+change stands out of it (the thresholds of memory_regression/reports/baseline.py's NOISE).
 
 One store spec, ``memory.py:Memory``, is rewritten between runs as a pull request rewrites a
 project's store: first the count-window example as it is, for the base run; then, ``--runs`` times
@@ -124,7 +124,7 @@ def compare_runs(options: argparse.Namespace) -> int:
                             least[variant][change["figure"]] = min(change["change"],
                                                                    least[variant].get(change["figure"], 1e9))
                 print(f"run {index}/{options.runs} {variant}: flagged {sorted(worse) or 'nothing'}", flush=True)
-    from memory_regression.baseline import NOISE
+    from memory_regression.reports.baseline import NOISE
     print(f"\nIdentical runs ({options.runs}, each against the base run; {options.busy} busy processes beside), "
           "each figure's change either way over all its cases:\n")
     print("| figure | median | largest | threshold |\n|---|---|---|---|")

@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memory_regression.github import input_namer  # noqa: E402
+from memory_regression.reports.github import input_namer  # noqa: E402
 from memory_regression.settings import OPTIONS  # noqa: E402
 
 RUNNING = ROOT / "docs" / "running.md"

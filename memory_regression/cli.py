@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping, NoReturn
 
-from . import utf8_mode
-from .interrupts import INTERRUPTS
+from .runner import utf8_mode
+from .runner.interrupts import INTERRUPTS
 
 PYTEST_PLUGINS = ("xdist", "metadata", "html")   # pytest-xdist, and pytest-html with what it needs
 
@@ -189,16 +189,17 @@ class Runner:
     def start(self, stack: contextlib.ExitStack) -> int | None:
         """Everything up to the end of the pytest session; an exit status when there is nothing to
         run (--help, --version, no arguments at all)."""
-        from . import github, project_table, reports
-        from . import requirements as requirements_module
-        from .baseline import DEFAULT_FAIL_ON, check_fail_on
-        from .baseline_file import DEADLINE_S, load_baseline
+        from .reports import github, files as reports
+        from .runner import project_table
+        from .runner import requirements as requirements_module
+        from .reports.baseline import DEFAULT_FAIL_ON, check_fail_on
+        from .reports.baseline_file import DEADLINE_S, load_baseline
         from .errors import UsageError
-        from .contract import contract_summary
-        from .credentials import withdraw
-        from .spec_check import check_spec
+        from .contract.rules import contract_summary
+        from .runner.credentials import withdraw
+        from .runner.spec_check import check_spec
         from .redaction import Redactor, url_secrets
-        from .results import Status
+        from .reports.results import Status
         from .settings import OPTIONS, Settings, parse_timeout
 
         args = self.argv
@@ -306,7 +307,7 @@ class Runner:
         import pytest
 
         from .plugin import suite_directory
-        from .run import SuiteRun
+        from .runner.run import SuiteRun
 
         INTERRUPTS.check()
         self.run = SuiteRun(settings, listing=self.listing, phrase=self.phrase, secrets=self.credentials,
@@ -331,9 +332,9 @@ class Runner:
     def finish(self) -> int:
         """Write what is left to write, hand the files over, publish on GitHub, and say the status:
         an error on stderr, a listing on stdout."""
-        from . import github, renderings, reports
+        from .reports import github, renderings, files as reports
         from .redaction import Redactor
-        from .results import ExitCode, RunSummary, Status
+        from .reports.results import ExitCode, RunSummary, Status
 
         INTERRUPTS.hold()
         if self.run is not None:
@@ -357,7 +358,7 @@ class Runner:
         if summary.status not in (Status.PASSED, Status.FAILED) and not listed:
             print(f"memory-regression: {summary.status}: {summary.message}", file=sys.stderr, flush=True)
         if self.listing and (listed or summary.fixes) and self.values is not None:
-            from .project_table import render
+            from .runner.project_table import render
             from .settings import OPTIONS
             kept = render(self.values, OPTIONS, summary.fixes)   # what to keep in pyproject.toml, fixes applied
             fixed = ", with the fixes above," if summary.fixes else ""
@@ -375,9 +376,9 @@ class Runner:
     def written_baseline(self) -> list[str]:
         """Write --write-baseline's file from a run that judged the store; what could not be written,
         with why (nothing written for a run that judged nothing, which says so)."""
-        from .baseline import baseline_json
-        from .reports import write_atomically
-        from .results import Status
+        from .reports.baseline import baseline_json
+        from .reports.files import write_atomically
+        from .reports.results import Status
 
         if self.write_baseline is None or self.summary is None:
             return []
@@ -398,9 +399,9 @@ class Runner:
     def unwritten(self, files: list[str]) -> int:
         """GitHub's files could not be written after the reports were: the reports are written again
         to say so (status "report error"), and that is the exit status."""
-        from . import github, renderings, reports
+        from .reports import github, renderings, files as reports
         from .redaction import Redactor
-        from .results import Status
+        from .reports.results import Status
 
         if self.summary.status is not Status.REPORT_ERROR:
             self.summary.message = renderings.unwritten_verdict(self.summary, files)
@@ -415,7 +416,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         utf8_mode.ensure()
     INTERRUPTS.install()
     runner = Runner(list(sys.argv[1:] if argv is None else argv), os.environ if environ is None else environ)
-    from . import github
+    from .reports import github
     published = github.is_github_actions(runner.environ)
     unpublished: list[str] = []
     with contextlib.ExitStack() as stack:   # on GitHub, the stop-commands window: whatever is printed in it is text

@@ -11,6 +11,7 @@ Nothing here needs pytest, so that a misspelt group stops a run before anything 
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 from .errors import UsageError
@@ -20,13 +21,16 @@ ALL = "all"
 LEFT_OUT_BY_DEFAULT: frozenset[str] = frozenset()
 
 
+PACKAGE_DIRECTORY = Path(__file__).resolve().parent   # the package's own files, every layer's, are under it
+
+
 def suite_directory() -> Path:
-    """Where the scenario files are: installed as ``memory_regression.suite``, or ``suite/`` of a checkout."""
-    try:
-        from . import suite  # installed: the suite ships as memory_regression.suite
-        return Path(suite.__file__).resolve().parent
-    except ImportError:  # a checkout: suite/ beside the package
-        return Path(__file__).resolve().parent.parent / "suite"
+    """Where the scenario files are: installed as ``memory_regression.suite`` (found, not imported: the
+    scenarios import the package, not the other way round), or ``suite/`` of a checkout."""
+    spec = importlib.util.find_spec(f"{__package__}.suite")
+    if spec is not None and spec.origin:
+        return Path(spec.origin).resolve().parent
+    return PACKAGE_DIRECTORY.parent / "suite"
 
 
 def suite_files() -> list[Path]:

@@ -19,18 +19,18 @@ from pathlib import Path
 
 import pytest
 
-from . import reports
+from .reports import files as reports
 from .errors import UsageError
-from .spec_check import check_spec
+from .runner.spec_check import check_spec
 from .groups import suite_directory
-from .interrupts import INTERRUPTS
+from .runner.interrupts import INTERRUPTS
 from .redaction import Redactor
-from .results import RunSummary, Status
-from .run import WORKER_INPUT, SuiteRun
+from .reports.results import RunSummary, Status
+from .runner.run import WORKER_INPUT, SuiteRun
 from .settings import SUITE_OPTIONS, Settings
-from .supervisor import WorkerChannel, dump_path
-from .worker import ScenarioWorker
-from .writers import prepare_worker_process
+from .runner.supervisor import WorkerChannel, dump_path
+from .worker.plugin import ScenarioWorker
+from .harness.writers import prepare_worker_process
 
 
 

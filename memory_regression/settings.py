@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
-from .engines import engine_names
-from .contract import STORE_PARAMETERS, contract_parameter
+from .engines.registry import engine_names
+from .contract.rules import STORE_PARAMETERS, contract_parameter
 from .errors import UsageError
 from .groups import DEFAULT, parse_groups
-from .profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_profiles
+from .contract.profiles import DEFAULT_PROFILES, ModelProfile, check_counter_name, load_profiles
 from .redaction import redact_url
-from .reference import Rule, SUFFIX_NAME, WindowPolicy
-from .figures import LATENCY_OPERATIONS
-from .baseline import DEFAULT_FAIL_ON, FAIL_ON, FAIL_ON_ALL, FAIL_ON_NONE
+from .reference.model import Rule, SUFFIX_NAME, WindowPolicy
+from .reports.figures import LATENCY_OPERATIONS
+from .reports.baseline import DEFAULT_FAIL_ON, FAIL_ON, FAIL_ON_ALL, FAIL_ON_NONE
 
 
 @dataclass(frozen=True)

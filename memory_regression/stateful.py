@@ -16,10 +16,10 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
-from .capabilities import Capability
-from .contract import Message
-from .diagnosis import assert_history, fresh_instance_loads
-from .reference import expected_count_window
+from .contract.capabilities import Capability
+from .contract.rules import Message
+from .reference.diagnosis import assert_history, fresh_instance_loads
+from .reference.model import expected_count_window
 
 SESSIONS = ("s1", "s1:2")     # ids sharing a prefix, as a glob or a careless key scheme would merge them
 ALONE = "alone"                # a session of its own, where a diagnosis replays one session's appends

@@ -42,7 +42,7 @@ from typing import Any, Callable
 import pytest
 
 from .groups import scenario_group, suite_files
-from .results import ExitCode
+from .reports.results import ExitCode
 
 
 class GuaranteeWarning(UserWarning):

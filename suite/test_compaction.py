@@ -19,12 +19,12 @@ from typing import Sequence
 
 import pytest
 
-from memory_regression.command_evidence import rewrite_cause
-from memory_regression.contract import Message
-from memory_regression.conversations import numbered_messages, sized_text, window_turns
-from memory_regression.diagnosis import HistoryMismatch, compaction_problem, diagnose, window_problem
-from memory_regression.reference import (Window, compacted_window, count_window, expected_after_compaction, messages,
-                                         summarised, summarize, token_budget)
+from memory_regression.harness.command_evidence import rewrite_cause
+from memory_regression.contract.rules import Message
+from memory_regression.reference.conversations import numbered_messages, sized_text, window_turns
+from memory_regression.reference.diagnosis import HistoryMismatch, compaction_problem, diagnose, window_problem
+from memory_regression.reference.model import (Window, compacted_window, count_window, expected_after_compaction,
+    messages, summarised, summarize, token_budget)
 
 SESSION = "compacted"
 BEFORE = 8          # messages in the session before its first compaction

@@ -13,9 +13,9 @@ import math
 
 import pytest
 
-from memory_regression.conversations import equal_cost
-from memory_regression.counter_discovery import own_counter
-from memory_regression.bursts import burst, check_burst, check_window
+from memory_regression.reference.conversations import equal_cost
+from memory_regression.harness.counter_discovery import own_counter
+from memory_regression.harness.bursts import burst, check_burst, check_window
 
 WRITERS = 4
 EACH = 25            # messages per writer: the unwindowed burst is 100 appends

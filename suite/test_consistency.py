@@ -13,10 +13,10 @@ import statistics
 
 import pytest
 
-from memory_regression.capabilities import Capability
-from memory_regression.bursts import burst, check_burst
-from memory_regression.diagnosis import HistoryMismatch, assert_history, window_problem
-from memory_regression.reference import count_window, expected_count_window, messages
+from memory_regression.contract.capabilities import Capability
+from memory_regression.harness.bursts import burst, check_burst
+from memory_regression.reference.diagnosis import HistoryMismatch, assert_history, window_problem
+from memory_regression.reference.model import count_window, expected_count_window, messages
 
 SESSIONS = 3         # sessions written at once, one writer each, per window size
 EACH = 20            # messages per writer (at least 2N, so that the window trims)

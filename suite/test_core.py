@@ -6,8 +6,8 @@ token budget, an hour of TTL), so any message that goes missing was lost by the 
 
 import pytest
 
-from memory_regression.conversations import TRICKY_CONTENTS, numbered_messages, tricky_messages
-from memory_regression.diagnosis import HistoryMismatch, assert_history, fresh_instance_loads
+from memory_regression.reference.conversations import TRICKY_CONTENTS, numbered_messages, tricky_messages
+from memory_regression.reference.diagnosis import HistoryMismatch, assert_history, fresh_instance_loads
 
 FAST_APPENDS = 400
 FAST_BUDGET_S = 10     # a correct store on a real server appends the 400 in a fraction of a second

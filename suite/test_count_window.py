@@ -3,9 +3,9 @@ last N messages (under the default, suffix: exactly the last N)."""
 
 import pytest
 
-from memory_regression.conversations import check_points, window_turns
-from memory_regression.diagnosis import HistoryMismatch, window_problem
-from memory_regression.reference import count_window, expected_count_window
+from memory_regression.reference.conversations import check_points, window_turns
+from memory_regression.reference.diagnosis import HistoryMismatch, window_problem
+from memory_regression.reference.model import count_window, expected_count_window
 
 
 @pytest.mark.requires("count-window")

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from memory_regression.conversations import numbered_messages
-from memory_regression.diagnosis import HistoryMismatch, assert_history, unit_hint
+from memory_regression.reference.conversations import numbered_messages
+from memory_regression.reference.diagnosis import HistoryMismatch, assert_history, unit_hint
 
 TTL_S = 1
 PACE_S = 0.4        # between appends of the active conversation: well inside the TTL

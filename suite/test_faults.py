@@ -16,12 +16,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from memory_regression.adapter import StoreAdapter
-from memory_regression.contract import Message
-from memory_regression.conversations import numbered_messages
-from memory_regression.proxy import WRITE_COMMANDS, ReplyDroppingProxy
-from memory_regression.command_evidence import writes_of
-from memory_regression.diagnosis import assert_history, fresh_instance_loads, lost_after
+from memory_regression.contract.adapter import StoreAdapter
+from memory_regression.contract.rules import Message
+from memory_regression.reference.conversations import numbered_messages
+from memory_regression.harness.proxy import WRITE_COMMANDS, ReplyDroppingProxy
+from memory_regression.harness.command_evidence import writes_of
+from memory_regression.reference.diagnosis import assert_history, fresh_instance_loads, lost_after
 
 # appended in turns; the store's connections are killed before each turn after the first, and before
 # each load

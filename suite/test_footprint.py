@@ -19,8 +19,8 @@ every report, as before.
 
 import pytest
 
-from memory_regression.capabilities import Guarantee
-from memory_regression.contract import Message
+from memory_regression.contract.capabilities import Guarantee
+from memory_regression.contract.rules import Message
 
 REAL_SERVER = "MEMORY USAGE, which fakeredis does not have"
 CONTENT_BYTES = 256      # each message's content, ASCII

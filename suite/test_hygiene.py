@@ -6,10 +6,10 @@ for a store with the ttl capability they also fail test_every_key_has_ttl_within
 
 import pytest
 
-from memory_regression.capabilities import Guarantee
-from memory_regression.conversations import numbered_messages
-from memory_regression.identities import SESSION_IDS
-from memory_regression.key_schemes import carried
+from memory_regression.contract.capabilities import Guarantee
+from memory_regression.reference.conversations import numbered_messages
+from memory_regression.reference.identities import SESSION_IDS
+from memory_regression.reference.key_schemes import carried
 
 # ids of several shapes (test_identity.py writes them all)
 SHAPES = ("uuid", "email", "name with spaces around", "glob star", "hash tag", "colon separator")

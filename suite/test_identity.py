@@ -6,7 +6,7 @@ and a kilobyte of text; a framework keys a conversation by user and session toge
 store's Redis holds a cache, a queue and other services' keys beside it. A store that builds its keys
 carelessly mixes two users' conversations, or loses one, and nothing errors; one that walks the
 keyspace works on an empty database and falls over beside millions of keys. Every id of
-``SESSION_IDS`` (in ``memory_regression/identities.py``) must keep exactly its own history. A store
+``SESSION_IDS`` (in ``memory_regression/reference/identities.py``) must keep exactly its own history. A store
 may refuse an id it does not support by raising at its first append: that is a warning
 (any-session-id), naming the ids, not a failure; the ids every store must take are the plain ones
 (a UUID, a number, a name, ``s2``, ``alice2``). A failure names the two ids mixed up, and how their
@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import pytest
 
-from memory_regression.capabilities import Capability
-from memory_regression.clearing import clear_each, keys_left
-from memory_regression.diagnosis import HistoryMismatch
-from memory_regression.identities import (NO_USER, PLAIN_LABELS, SESSION_IDS, TENANT_PAIRS, UNKNOWN_TENANT, id_name,
-                                          labelled, tenant_cause, tenant_name)
-from memory_regression.neighbours import SharedDatabase, life_text, timed_life, walked
-from memory_regression.owners import assert_own_histories, id_mix, ids_written, tenant_mix, write_turns
+from memory_regression.contract.capabilities import Capability
+from memory_regression.reference.clearing import clear_each, keys_left
+from memory_regression.reference.diagnosis import HistoryMismatch
+from memory_regression.reference.identities import (NO_USER, PLAIN_LABELS, SESSION_IDS, TENANT_PAIRS, UNKNOWN_TENANT,
+    id_name, labelled, tenant_cause, tenant_name)
+from memory_regression.harness.neighbours import SharedDatabase, life_text, timed_life, walked
+from memory_regression.harness.owners import assert_own_histories, id_mix, ids_written, tenant_mix, write_turns
 
 SHARED_REAL_SERVER = ("a redis-server of the scenario's own, whose INFO commandstats counts the store's commands "
                       "alone")

@@ -19,10 +19,10 @@ import time
 
 import pytest
 
-from memory_regression.capabilities import Capability
-from memory_regression.contract import Message
-from memory_regression.figures import LATENCY_OPERATIONS
-from memory_regression.growth import timed
+from memory_regression.contract.capabilities import Capability
+from memory_regression.contract.rules import Message
+from memory_regression.reports.figures import LATENCY_OPERATIONS
+from memory_regression.harness.growth import timed
 
 REAL_SERVER = "round trips to a Redis server over a socket, which fakeredis, inside the process, does not make"
 CONTENT_BYTES = 200       # each message's content, as the floor's elements

@@ -19,9 +19,9 @@ import time
 
 import pytest
 
-from memory_regression.contract import Message
-from memory_regression.diagnosis import assert_history, diagnose
-from memory_regression.reference import messages
+from memory_regression.contract.rules import Message
+from memory_regression.reference.diagnosis import assert_history, diagnose
+from memory_regression.reference.model import messages
 
 REAL_SERVER = "maxmemory, out-of-memory errors and eviction"
 

@@ -15,9 +15,9 @@ server to restart.
 
 import pytest
 
-from memory_regression.clients import IDLE_CLOSE_SIGN, idle_close_defect
-from memory_regression.conversations import numbered_messages
-from memory_regression.diagnosis import assert_history, lost_after
+from memory_regression.worker.clients import IDLE_CLOSE_SIGN, idle_close_defect
+from memory_regression.reference.conversations import numbered_messages
+from memory_regression.reference.diagnosis import assert_history, lost_after
 
 AOF = {"appendonly": "yes", "appendfsync": "always"}
 PER_TURN = 2

@@ -5,10 +5,10 @@ import functools
 
 import pytest
 
-from memory_regression.conversations import check_points, token_conversation
-from memory_regression.counter_discovery import counter_finding, probe
-from memory_regression.diagnosis import HistoryMismatch, window_problem
-from memory_regression.reference import expected_token_window, token_budget
+from memory_regression.reference.conversations import check_points, token_conversation
+from memory_regression.harness.counter_discovery import counter_finding, probe
+from memory_regression.reference.diagnosis import HistoryMismatch, window_problem
+from memory_regression.reference.model import expected_token_window, token_budget
 
 
 @pytest.mark.requires("token-window")

@@ -11,9 +11,9 @@ loses is blamed on it.
 
 import pytest
 
-from memory_regression.conversations import check_points, tool_conversation
-from memory_regression.diagnosis import assert_history, orphaned_tool_result
-from memory_regression.reference import count_window, expected_count_window, without_orphaned_results
+from memory_regression.reference.conversations import check_points, tool_conversation
+from memory_regression.reference.diagnosis import assert_history, orphaned_tool_result
+from memory_regression.reference.model import count_window, expected_count_window, without_orphaned_results
 
 EXCHANGES = 3
 

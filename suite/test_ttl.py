@@ -3,8 +3,8 @@ it on every append. Whether keys really expire is test_expiry.py's concern."""
 
 import pytest
 
-from memory_regression.conversations import numbered_messages
-from memory_regression.diagnosis import unit_hint
+from memory_regression.reference.conversations import numbered_messages
+from memory_regression.reference.diagnosis import unit_hint
 
 TTL_S = 60
 FRESH_SLACK_MS = 2000     # a TTL just set may have run down this much by the time we read it

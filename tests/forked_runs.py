@@ -21,9 +21,10 @@ import traceback
 from pathlib import Path
 
 # what every run imports before its first scenario, the runner's side and the worker's
-PRELOAD = ["memory_regression.cli", "memory_regression.run", "memory_regression.worker", "memory_regression.plugin",
-           "memory_regression.fixtures", "memory_regression.stateful", "xdist.plugin", "pytest_html.plugin",
-           "hypothesis", "redis", "redis.asyncio", "redis.cluster", "tiktoken", __name__]
+PRELOAD = ["memory_regression.cli", "memory_regression.runner.run", "memory_regression.worker.plugin",
+           "memory_regression.plugin", "memory_regression.harness.fixtures", "memory_regression.stateful",
+           "xdist.plugin", "pytest_html.plugin", "hypothesis", "redis", "redis.asyncio", "redis.cluster", "tiktoken",
+           __name__]
 _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload(PRELOAD)
 

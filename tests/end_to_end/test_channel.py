@@ -1,4 +1,4 @@
-"""The verdict channel is the run's alone (memory_regression/supervisor.py): while a broken store
+"""The verdict channel is the run's alone (memory_regression/runner/supervisor.py): while a broken store
 runs, a process that is not one of the run's workers, of another user or of the runner's own,
 sends the supervisor's socket what a worker would (an abort with the status "passed", a hello
 naming another process's pid), and the verdict stands and that process lives."""

@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from memory_regression.servers import find_valkey_binary
-from memory_regression.containers import LABEL
+from memory_regression.engines.servers import find_valkey_binary
+from memory_regression.engines.containers import LABEL
 from tests.conftest import ENTRYPOINT, GOOD, ROOT, unavailable
 from tests.end_to_end.test_docker import docker_engine
 
@@ -191,7 +191,7 @@ def test_the_container_is_removed_however_the_run_ends(test_images, tmp_path, si
 
 
 def test_how_an_image_server_is_started():
-    from memory_regression.containers import SERVER_ARGS, server_command
+    from memory_regression.engines.containers import SERVER_ARGS, server_command
     # the official redis and valkey images: their command is the server, behind their entrypoint
     assert server_command({"Entrypoint": ["docker-entrypoint.sh"], "Cmd": ["redis-server"]}) == {
         "command": ["redis-server", *SERVER_ARGS]}

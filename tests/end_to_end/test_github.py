@@ -17,8 +17,9 @@ def test_workflow_commands_reach_the_log_in_order_with_what_child_processes_prin
     to the log ahead of it."""
     child = "import subprocess, sys; subprocess.run([sys.executable, '-c', 'print(\"{}\")'])"
     script = "\n".join([
-        "import subprocess, sys", "from pathlib import Path", "from memory_regression import github",
-        "from memory_regression.reports import ReportPaths", "from memory_regression.results import RunSummary, Status",
+        "import subprocess, sys", "from pathlib import Path", "from memory_regression.reports import github",
+        "from memory_regression.reports.files import ReportPaths",
+        "from memory_regression.reports.results import RunSummary, Status",
         "with github.commands_stopped():", "    " + child.format("::error::forged"),
         child.format("between"),
         "summary = RunSummary(Status.USAGE_ERROR, 'no store')",

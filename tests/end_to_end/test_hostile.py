@@ -9,7 +9,7 @@ import pytest
 import redis
 from junitparser import JUnitXml
 
-from memory_regression.servers import FORBIDDEN_COMMANDS, ServerProcess, find_server_binary
+from memory_regression.engines.servers import FORBIDDEN_COMMANDS, ServerProcess, find_server_binary
 from tests.conftest import GOOD, RedisServer, run_entrypoint
 
 ROUND_TRIP = "test_round_trip_keeps_role_content_and_order"

@@ -1,4 +1,4 @@
-"""The Node.js driver's own tests (memory_regression/drivers/node/test, run by ``node --test``): how it
+"""The Node.js driver's own tests (memory_regression/contract/drivers/node/test, run by ``node --test``): how it
 reads parameters from a function's source, and the store protocol as it serves it."""
 
 import shutil

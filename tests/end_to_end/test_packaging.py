@@ -38,8 +38,8 @@ def test_the_wheel_installed_on_its_own_runs_the_example_store(tmp_path):
         metadata = Parser().parsestr(archive.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
                                      .decode())
     assert {"memory_regression/suite/pytest.ini", "memory_regression/suite/test_core.py",
-            "memory_regression/drivers/node/driver.mjs", "memory_regression/drivers/node/package.json",
-            "memory_regression/frameworks/__init__.py"} <= names
+            "memory_regression/contract/drivers/node/driver.mjs",
+            "memory_regression/contract/drivers/node/package.json", "memory_regression/frameworks/__init__.py"} <= names
     assert not [n for n in names if "/test/" in n or n.startswith("tests/")], "the driver's own tests ship"
     assert metadata["Name"] == "memory-regression" and metadata["License-Expression"] == "MIT"
 

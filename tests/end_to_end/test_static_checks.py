@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from memory_regression import github
-from memory_regression.results import RunSummary
+from memory_regression.reports import github
+from memory_regression.reports.results import RunSummary
 from memory_regression.settings import OPTIONS
 from tests.conftest import ROOT, unavailable
 

@@ -1,5 +1,5 @@
 """Correct stores whose own client has a defect of its library: its failures must name the library,
-with the fix, not blame the store (memory_regression/clients.py)."""
+with the fix, not blame the store (memory_regression/worker/clients.py)."""
 
 import json
 

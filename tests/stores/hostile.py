@@ -356,7 +356,7 @@ class ReportsCredentials(_OnRoundTrip):
     it can do): the variables must be gone, and the value redacted wherever the failure goes."""
 
     def misbehave(self):
-        from memory_regression.credentials import CREDENTIALS
+        from memory_regression.runner.credentials import CREDENTIALS
         held = sorted(name for name in CREDENTIALS if name in os.environ)
         with open(f"/proc/{os.getppid()}/environ", "rb") as handle:
             found = dict(entry.split(b"=", 1) for entry in handle.read().split(b"\0") if b"=" in entry)

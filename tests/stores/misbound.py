@@ -1,7 +1,7 @@
 """Stores that the suite cannot judge as it binds them: their window or TTL keeps a default of their
 own under a name the contract does not know, they connect to a server of their own choosing, or they
 cannot be built at all. Each of the first is correct; what it does with the suite's parameters is what
-the observation must name (memory_regression/observe.py)."""
+the observation must name (memory_regression/worker/observe.py)."""
 
 import json
 

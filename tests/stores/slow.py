@@ -7,7 +7,7 @@ from pathlib import Path
 
 import redis
 
-from memory_regression.profiles import resolve_counter
+from memory_regression.contract.profiles import resolve_counter
 from tests.stores.correct import ListStore, TokenStore
 
 UNBOUNDED = 10**11      # a budget above this is the one of a scenario that is not about tokens

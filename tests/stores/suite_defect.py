@@ -3,7 +3,7 @@ worker, breaks a method of the suite's (``Message.plain``, which the suite calls
 of the store's returned). Every scenario that appends then raises in the suite's code, outside any
 call of the store: the run must say that it judged nothing, and blame nothing on the store."""
 
-from memory_regression.contract import Message
+from memory_regression.contract.rules import Message
 from tests.stores.correct import ListStore
 
 

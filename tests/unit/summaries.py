@@ -1,7 +1,7 @@
 """A sample run's summary, real ``RunSummary`` and ``ScenarioResult`` objects, for the unit tests of
 the summary and of the reports made from it."""
 
-from memory_regression.results import Outcome, RunSummary, ScenarioResult, Status
+from memory_regression.reports.results import Outcome, RunSummary, ScenarioResult, Status
 
 SAMPLE_GROUPS = ("core", "count-window", "hygiene", "token-window")
 

@@ -10,10 +10,10 @@ from google.adk.events.event import Event
 from google.adk.sessions import InMemorySessionService
 
 import google_adk_redis  # noqa: F401  (the framework is recognised only once imported)
-from memory_regression.adapter import StoreAdapter
-from memory_regression.binding import AppendForm
-from memory_regression.capabilities import Capability, detect
-from memory_regression.contract import Message
+from memory_regression.contract.adapter import StoreAdapter
+from memory_regression.contract.binding import AppendForm
+from memory_regression.contract.capabilities import Capability, detect
+from memory_regression.contract.rules import Message
 from memory_regression.frameworks.adk import AGENT, ForUser, SessionServiceDriver, decode, encode
 from tests.stores.libraries import ADK
 from tests.unit.test_frameworks import bound

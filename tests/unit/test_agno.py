@@ -11,10 +11,10 @@ from agno.db.in_memory import InMemoryDb
 from agno.models.message import Message as AgnoMessage
 
 import agno.db.redis  # noqa: F401  (the framework is recognised only once imported)
-from memory_regression.adapter import StoreAdapter
-from memory_regression.binding import AppendForm
-from memory_regression.capabilities import Capability, detect
-from memory_regression.contract import Message
+from memory_regression.contract.adapter import StoreAdapter
+from memory_regression.contract.binding import AppendForm
+from memory_regression.contract.capabilities import Capability, detect
+from memory_regression.contract.rules import Message
 from memory_regression.errors import UsageError
 from memory_regression.frameworks.agno import ONE_SYSTEM_PROMPT, SessionDriver, decode, encode
 from memory_regression.frameworks.agno_agent import AgentDriver

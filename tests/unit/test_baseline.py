@@ -1,10 +1,10 @@
-"""What a comparison with a baseline counts as a regression (memory_regression/baseline.py); the
+"""What a comparison with a baseline counts as a regression (memory_regression/reports/baseline.py); the
 comparisons of real runs are tests/end_to_end/test_baseline.py's."""
 
 import pytest
 
-from memory_regression.baseline import (FAIL_ON, NOISE, OTHER_SERVER, SERVER_NOTE, baseline_json, check_fail_on,
-                                       compare, figure_change_cells, headline, sections)
+from memory_regression.reports.baseline import (FAIL_ON, NOISE, OTHER_SERVER, SERVER_NOTE, baseline_json, check_fail_on,
+    compare, figure_change_cells, headline, sections)
 from memory_regression.errors import UsageError
 
 

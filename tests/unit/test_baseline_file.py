@@ -1,4 +1,4 @@
-"""A baseline is untrusted input (memory_regression/baseline_file.py): each malformed file a fork or a careless
+"""A baseline is untrusted input (memory_regression/reports/baseline_file.py): each malformed file a fork or a careless
 edit can hand the gate is a usage error that names what is wrong, before any scenario runs; a pipe or a
 device is read within a size cap and a deadline."""
 
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from memory_regression.baseline_file import load_baseline, MAX_BYTES, read_bounded
+from memory_regression.reports.baseline_file import load_baseline, MAX_BYTES, read_bounded
 from memory_regression.errors import UsageError
 
 NODEID = "test_core.py::test_round_trip_keeps_role_content_and_order[N=5]"

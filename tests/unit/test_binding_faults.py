@@ -1,13 +1,13 @@
-"""Binding faults (memory_regression/binding_faults.py), in-process: what a store raised at its first build or
+"""Binding faults (memory_regression/worker/binding_faults.py), in-process: what a store raised at its first build or
 call that says the suite cannot build or call it as bound, told apart on evidence from what the scenarios judge."""
 
 import datetime
 
 import pytest
 
-from memory_regression.adapter import StoreAdapter
-from memory_regression.binding import bind_store
-from memory_regression.binding_faults import binding_fault
+from memory_regression.contract.adapter import StoreAdapter
+from memory_regression.contract.binding import bind_store
+from memory_regression.worker.binding_faults import binding_fault
 from tests.stores.correct import ListStore
 
 

@@ -1,8 +1,8 @@
-"""What a burst's history says of each writer's messages (memory_regression/bursts.py): a message present
+"""What a burst's history says of each writer's messages (memory_regression/harness/bursts.py): a message present
 further on is reordered, not missing."""
 
-from memory_regression.bursts import out_of_run, whose
-from memory_regression.contract import Message
+from memory_regression.harness.bursts import out_of_run, whose
+from memory_regression.contract.rules import Message
 
 
 def burst(*order):

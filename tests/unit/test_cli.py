@@ -5,10 +5,10 @@ to fix."""
 
 import pytest
 
-from memory_regression.requirements import pip_arguments
+from memory_regression.runner.requirements import pip_arguments
 from memory_regression.errors import UsageError
 from memory_regression.groups import ALL, describe_groups, known_groups, parse_groups
-from memory_regression.profiles import BUILTIN_PROFILES, resolve_counter
+from memory_regression.contract.profiles import BUILTIN_PROFILES, resolve_counter
 from memory_regression.settings import Settings, parse_latency_budget, parse_window_policy
 
 

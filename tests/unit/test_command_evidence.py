@@ -1,11 +1,11 @@
-"""What the store's commands show (memory_regression/command_evidence.py), from MONITOR's lines as a server
-writes them (memory_regression/store_commands.py): steps, where the trim runs, a read then a whole write."""
+"""What the store's commands show (memory_regression/harness/command_evidence.py), from MONITOR's lines as a server
+writes them (memory_regression/harness/store_commands.py): steps, where the trim runs, a read then a whole write."""
 
 import redis
 
-from memory_regression.command_evidence import (listing, lost_update_cause, read_then_write, rewrite_cause, steps,
-                                                 trim_placement, written_by_several)
-from memory_regression.store_commands import Call, Command, CommandLog, command_log, parse
+from memory_regression.harness.command_evidence import (listing, lost_update_cause, read_then_write, rewrite_cause,
+    steps, trim_placement, written_by_several)
+from memory_regression.harness.store_commands import Call, Command, CommandLog, command_log, parse
 
 
 def commands(*lines: str) -> list[Command]:

@@ -5,9 +5,9 @@ import math
 
 import pytest
 
-from memory_regression.conversations import (SAMPLED_POINTS, SYSTEM_PROMPT, check_points, numbered_messages,
-                                             token_conversation, window_turns)
-from memory_regression.reference import POLICIES, SUFFIX, expected_count_window, expected_token_window
+from memory_regression.reference.conversations import (SAMPLED_POINTS, SYSTEM_PROMPT, check_points, numbered_messages,
+    token_conversation, window_turns)
+from memory_regression.reference.model import POLICIES, SUFFIX, expected_count_window, expected_token_window
 
 
 def cost(content):

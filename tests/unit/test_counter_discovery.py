@@ -1,10 +1,10 @@
-"""Which counter a store's token windows follow (memory_regression/counter_discovery.py): on the probe's
+"""Which counter a store's token windows follow (memory_regression/harness/counter_discovery.py): on the probe's
 messages, whose costs differ from one counter to the next, one counter and one overhead explain every window."""
 
-from memory_regression.contract import Message
-from memory_regression.counter_discovery import counter_finding, explaining, probe_texts
-from memory_regression.profiles import SIMPLE_COUNTERS, tiktoken_counter
-from memory_regression.reference import SUFFIX, token_budget
+from memory_regression.contract.rules import Message
+from memory_regression.harness.counter_discovery import counter_finding, explaining, probe_texts
+from memory_regression.contract.profiles import SIMPLE_COUNTERS, tiktoken_counter
+from memory_regression.reference.model import SUFFIX, token_budget
 
 BUDGET = 3584
 

@@ -56,8 +56,8 @@ def anchors(markdown: str) -> set[str]:
 
 def test_the_noise_thresholds_the_docs_give_are_the_codes():
     """docs/reports.md and docs/measured.md give each figure's threshold; a threshold changed in
-    memory_regression/baseline.py without them leaves them stale."""
-    from memory_regression.baseline import NOISE
+    memory_regression/reports/baseline.py without them leaves them stale."""
+    from memory_regression.reports.baseline import NOISE
 
     reports = " ".join((ROOT / "docs" / "reports.md").read_text(encoding="utf-8").split())
     measured = (ROOT / "docs" / "measured.md").read_text(encoding="utf-8")

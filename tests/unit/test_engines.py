@@ -7,7 +7,7 @@ from tests.conftest import ROOT
 
 # -- the summary of a run on several engines, on RunSummary objects -----------------------------
 def engines_summary():
-    from memory_regression.results import Outcome, RunSummary, ScenarioResult, Status
+    from memory_regression.reports.results import Outcome, RunSummary, ScenarioResult, Status
     engines = [{"name": "server", "title": "server (redis 7.0.15)", "description": "redis 7.0.15 (private)"},
                {"name": "fakeredis", "title": "fakeredis 2.41.0", "description": "fakeredis 2.41.0"}]
 
@@ -40,14 +40,14 @@ def test_matrix_cells_hold_each_engines_outcome_in_order():
 
 
 def test_a_single_engine_summary_has_no_engine_fields():
-    from memory_regression.results import Outcome, RunSummary, ScenarioResult
+    from memory_regression.reports.results import Outcome, RunSummary, ScenarioResult
     data = RunSummary(results=[ScenarioResult("t.py::test_a", "test_a", "core", "", [], Outcome.PASSED)]).to_json()
     assert "engines" not in data and "engine_differences" not in data and "engine" not in data["results"][0]
     assert data["matrix"]["rows"][0]["cells"] == {"—": "passed"}
 
 
 def test_renderings_flag_the_differing_cells():
-    from memory_regression import github, renderings
+    from memory_regression.reports import github, renderings
     summary = engines_summary()
     terminal = renderings.render_terminal(summary)
     assert "THE ENGINES DIFFER on 2 scenarios:" in terminal and "⚠️ FAIL/pass" in terminal

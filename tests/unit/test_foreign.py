@@ -1,14 +1,14 @@
 """What --store names as a store of another language, how its names are spelt for the contract, and
-how what it raised reads (memory_regression/foreign.py); the runs are tests/verdicts/test_foreign.py's."""
+how what it raised reads (memory_regression/contract/foreign.py); the runs are tests/verdicts/test_foreign.py's."""
 
 import pytest
 import redis
 
-from memory_regression import foreign
-from memory_regression.binding import bind_store, inspect_parameters
+from memory_regression.contract import foreign
+from memory_regression.contract.binding import bind_store, inspect_parameters
 from memory_regression.errors import UsageError
-from memory_regression.foreign import StoreProcessError, is_foreign, raised, snake
-from memory_regression.outcomes import cluster_hint
+from memory_regression.contract.foreign import StoreProcessError, is_foreign, raised, snake
+from memory_regression.worker.outcomes import cluster_hint
 
 
 def test_a_command_or_a_path_to_a_node_module_is_foreign_and_a_dotted_python_module_is_not():

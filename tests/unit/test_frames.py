@@ -1,4 +1,4 @@
-"""The one frame filter (memory_regression/frames.py): a scenario's failure shows its own lines and
+"""The one frame filter (memory_regression/contract/frames.py): a scenario's failure shows its own lines and
 the store's frames, not the harness's between them, in every exception of the chain; a failure with
 no frame outside the harness keeps them all. End to end, every run_suite checks that no frame of the
 tool reaches the user (conftest.assert_well_formed)."""
@@ -7,10 +7,10 @@ import traceback
 
 import pytest
 
-from memory_regression.contract import Message
-from memory_regression.diagnosis import assert_history
-from memory_regression.frames import harness_frame, without_harness_frames
-from memory_regression.growth import timed_appends
+from memory_regression.contract.rules import Message
+from memory_regression.reference.diagnosis import assert_history
+from memory_regression.contract.frames import harness_frame, without_harness_frames
+from memory_regression.harness.growth import timed_appends
 
 
 class RaisingStore:
@@ -60,7 +60,7 @@ def test_a_finding_raised_by_the_harness_alone_shows_no_frame():
 
 
 def test_suite_files_show_their_scenarios_not_their_checks(tmp_path):
-    from memory_regression.frames import SUITE
+    from memory_regression.contract.frames import SUITE
     assert not harness_frame(f"{SUITE}test_core.py", "test_no_silent_cap")
     assert harness_frame(f"{SUITE}test_compaction.py", "check_compaction")
     assert harness_frame(f"{SUITE}conftest.py", "memory")

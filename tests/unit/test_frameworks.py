@@ -6,10 +6,10 @@ import warnings
 
 import pytest
 
-from memory_regression.binding import AppendForm, bind_store
-from memory_regression.contract import Message
+from memory_regression.contract.binding import AppendForm, bind_store
+from memory_regression.contract.rules import Message
 from memory_regression.errors import UsageError
-from memory_regression.loader import load_object
+from memory_regression.contract.loader import load_object
 from tests.conftest import ROOT
 from tests.stores.libraries import AGNO, LIBRARIES, OPENAI_AGENTS
 
@@ -85,7 +85,7 @@ def test_tool_calls_and_metadata_survive_the_libraries_own_conversion(spec):
     appended. Only what its format cannot carry may differ (an Agents item has no tool name, and
     neither it nor an agno message has metadata)."""
     stored = bound(spec).codec
-    from memory_regression.contract import normalize_history
+    from memory_regression.contract.rules import normalize_history
     back = normalize_history(stored.decode([n for m in TOOL_EXCHANGE for n in stored.encode(m.as_dict())]),
                              fields=True)
     expected = list(TOOL_EXCHANGE)

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from memory_regression import github
-from memory_regression.reports import ReportPaths
-from memory_regression.results import Outcome, RunSummary, ScenarioResult, Status
+from memory_regression.reports import github
+from memory_regression.reports.files import ReportPaths
+from memory_regression.reports.results import Outcome, RunSummary, ScenarioResult, Status
 from tests.conftest import read_outputs
 
 FLAGS = [("--store", False), ("--window-sizes", False), ("--allow-flush", True), ("--redis", False)]

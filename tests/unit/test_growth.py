@@ -1,4 +1,4 @@
-"""The growth finding of a scenario that times its appends (memory_regression.growth): a store whose
+"""The growth finding of a scenario that times its appends (memory_regression.harness.growth): a store whose
 append time grows with its history is told by how much; noise, a machine slow throughout or slowed
 meanwhile (the control appends to short sessions show it) and a growth too small to matter are not
 warned of."""
@@ -10,10 +10,10 @@ from types import SimpleNamespace
 import pytest
 from redis.crc import key_slot
 
-from memory_regression.contract import Message
-from memory_regression.findings import Findings
-from memory_regression.growth import (CONTROL_EVERY, CONTROL_SESSION_LENGTH, GROWTH_SAMPLES, AppendTimes, Took,
-                                      append_within, control_ids, growth_finding, timed_appends)
+from memory_regression.contract.rules import Message
+from memory_regression.harness.findings import Findings
+from memory_regression.harness.growth import (CONTROL_EVERY, CONTROL_SESSION_LENGTH, GROWTH_SAMPLES, AppendTimes, Took,
+    append_within, control_ids, growth_finding, timed_appends)
 
 MS = 0.001
 

@@ -1,9 +1,9 @@
 """How the identity scenarios tell two ids mixed up: Redis glob patterns, the changes that make two ids
 one key, and which history holds whose messages."""
 
-from memory_regression.contract import Message
-from memory_regression.identities import (LONG, MOVED, READ_TOO, SHARED, id_cause, key_causes, mixed_up,
-                                          pattern_cause, pattern_regex, tenant_cause)
+from memory_regression.contract.rules import Message
+from memory_regression.reference.identities import (LONG, MOVED, READ_TOO, SHARED, id_cause, key_causes, mixed_up,
+    pattern_cause, pattern_regex, tenant_cause)
 
 
 def matches(pattern, text):

@@ -1,9 +1,9 @@
-"""Loading a store (memory_regression/loader.py): where it is defined is where its annotations point."""
+"""Loading a store (memory_regression/contract/loader.py): where it is defined is where its annotations point."""
 
 import inspect
 import sys
 
-from memory_regression.loader import load_object
+from memory_regression.contract.loader import load_object
 
 
 def test_a_class_a_package_re_exports_is_defined_in_its_own_module(tmp_path, monkeypatch):

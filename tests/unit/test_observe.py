@@ -1,11 +1,11 @@
-"""What a store's parameters are taken for before judging (memory_regression/observe.py,
+"""What a store's parameters are taken for before judging (memory_regression/worker/observe.py,
 binding.py), in-process: --store-params, one value under two names, a property as the load of a
 store built per session, and a default blamed only on a parameter named as a window."""
 
 import pytest
 
-from memory_regression.binding import AppendForm, bind_store, inspect_parameters
-from memory_regression.connection_choice import choose
+from memory_regression.contract.binding import AppendForm, bind_store, inspect_parameters
+from memory_regression.contract.connection_choice import choose
 from memory_regression.errors import UsageError
 from memory_regression.settings import Settings, parse_store_params
 from tests.stores.misbound import WindowCalledLimit
@@ -73,7 +73,7 @@ class OneForAllSessions(IndexedHistory):
 def test_a_default_that_matches_is_blamed_only_on_a_parameter_named_as_a_window():
     """max_retries=30 beside a cap of 30 is no window: only a name such as limit, max_len or k is
     taken for one; the rest are listed as possible causes."""
-    from memory_regression.proposals import WINDOW_WORDS, named
+    from memory_regression.contract.proposals import WINDOW_WORDS, named
     assert [name for name in ("limit", "max_len", "k", "historyLimit", "window_size") if named(name, WINDOW_WORDS)] \
         == ["limit", "max_len", "k", "historyLimit", "window_size"]
     assert not any(named(name, WINDOW_WORDS) for name in ("max_retries", "pool_size", "timeout", "retries"))

@@ -1,4 +1,4 @@
-"""Whose a scenario's exception is (memory_regression/outcomes.py): the store's where a call of the store
+"""Whose a scenario's exception is (memory_regression/worker/outcomes.py): the store's where a call of the store
 raised it (its factory, a method, reading what its load returned), else the suite's own, which is not
 a finding about the store: the scenario judged nothing (its verdict says so, and its outcome is an
 error). No class of the store's can move its exception from one side to the other."""
@@ -6,9 +6,9 @@ error). No class of the store's can move its exception from one side to the othe
 import httpx
 import pytest
 
-from memory_regression.adapter import OutcomeFromStore, StoreAdapter
-from memory_regression.binding import bind_store
-from memory_regression.outcomes import NOT_JUDGED, NOT_THE_STORE, describe_outcome
+from memory_regression.contract.adapter import OutcomeFromStore, StoreAdapter
+from memory_regression.contract.binding import bind_store
+from memory_regression.worker.outcomes import NOT_JUDGED, NOT_THE_STORE, describe_outcome
 
 
 class LazyStore:

@@ -1,13 +1,13 @@
-"""The [tool.memory-regression] table of pyproject.toml (memory_regression/project_table.py), and what a
-store's names say they are (memory_regression/proposals.py): the binding's proposals and its problems,
+"""The [tool.memory-regression] table of pyproject.toml (memory_regression/runner/project_table.py), and what a
+store's names say they are (memory_regression/contract/proposals.py): the binding's proposals and its problems,
 all said at once."""
 
 import pytest
 
-from memory_regression import project_table
-from memory_regression.binding import bind_store
+from memory_regression.runner import project_table
+from memory_regression.contract.binding import bind_store
 from memory_regression.errors import UsageError
-from memory_regression.proposals import BindingError, contract_parameter_of, role_of
+from memory_regression.contract.proposals import BindingError, contract_parameter_of, role_of
 from memory_regression.settings import OPTIONS, defaults
 from tests.stores.new_user import ConversationMemory
 

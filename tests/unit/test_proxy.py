@@ -8,7 +8,7 @@ import pytest
 import redis
 import redis.asyncio
 
-from memory_regression.proxy import ProtocolError, ReplyDroppingProxy, command_end, reply_end
+from memory_regression.harness.proxy import ProtocolError, ReplyDroppingProxy, command_end, reply_end
 
 REPLIES = [
     (b"+OK\r\n", "simple string"),

@@ -1,4 +1,4 @@
-"""Recording a scenario's reports into its result (memory_regression/recording.py), in-process: the
+"""Recording a scenario's reports into its result (memory_regression/runner/recording.py), in-process: the
 call decides the outcome (an error where its verdict says it judged nothing), a setup failure is
 an error, and a teardown failing after a passed call turns it into one (a failed call stays
 failed); durations add up from the call on (a setup that passed is left out: the scenario ran
@@ -7,9 +7,9 @@ worker's attributes; and each report gets its junit properties."""
 
 import pytest
 
-from memory_regression.outcomes import NOT_JUDGED
-from memory_regression.recording import Recorder
-from memory_regression.results import Outcome, RunSummary
+from memory_regression.worker.outcomes import NOT_JUDGED
+from memory_regression.runner.recording import Recorder
+from memory_regression.reports.results import Outcome, RunSummary
 
 NODEID = "test_count_window.py::test_count_window_keeps_last_n[N=5]"
 INFO = {"scenario": "test_count_window_keeps_last_n", "group": "count-window", "point": "N=5",

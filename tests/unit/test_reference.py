@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_regression.contract import Message
-from memory_regression.diagnosis import compaction_problem, diagnose, fresh_instance_loads, lost_after, window_problem
-from memory_regression.reference import (POLICIES, SUFFIX, WindowPolicy, compacted_window, count_window,
-                                         expected_count_window, expected_token_window, summarised, summarize,
-                                         token_budget)
+from memory_regression.contract.rules import Message
+from memory_regression.reference.diagnosis import (compaction_problem, diagnose, fresh_instance_loads, lost_after,
+    window_problem)
+from memory_regression.reference.model import (POLICIES, SUFFIX, WindowPolicy, compacted_window, count_window,
+    expected_count_window, expected_token_window, summarised, summarize, token_budget)
 
 contents = st.lists(st.text(alphabet="abcdefgh ", min_size=0, max_size=12), min_size=0, max_size=12,
                     unique=True)
@@ -348,7 +348,7 @@ def test_the_summary_counts_toward_the_window_unless_the_store_says_otherwise():
 def test_a_lost_repeat_is_a_lost_message_of_a_repeat():
     """Of a message that comes twice in a row, a history holding it once has lost one: counted as a
     multiset, and said to be a repeat."""
-    from memory_regression.diagnosis import diagnose, unmatched
+    from memory_regression.reference.diagnosis import diagnose, unmatched
     hello, again = Message("user", "hello"), Message("user", "continue")
     appended = [hello, again, again]
     assert unmatched(appended, [hello, again]) == [again]
@@ -360,7 +360,7 @@ def test_a_lost_repeat_is_a_lost_message_of_a_repeat():
 def test_a_repeat_dropped_from_a_full_window_is_named_at_any_window():
     """At N=20 of 21 appends, a store that drops the repeat keeps the oldest message instead: the diagnosis is
     the dropped repeat, as with a window that is not full, not a shifted position."""
-    from memory_regression.diagnosis import diagnose
+    from memory_regression.reference.diagnosis import diagnose
     appended = [Message("user", f"m{i}") for i in range(1, 11)] + [Message("user", "continue")] * 2 + [
         Message("user", f"m{i}") for i in range(13, 22)]
     expected = appended[-20:]
@@ -384,7 +384,7 @@ def test_messages_lost_of_one_role_are_said_to_be_every_one_of_it_only_when_they
 def test_text_no_append_wrote_where_messages_are_missing_is_not_called_foreign():
     """Mastra and Strands lost some messages and altered others: the history holds text no append wrote, and
     appended text is missing; said as both, with the causes that fit, not as "never appended to this session"."""
-    from memory_regression.diagnosis import diagnose
+    from memory_regression.reference.diagnosis import diagnose
     appended = [Message("user", f"m{i}") for i in range(1, 5)] + [Message("user", "  padded  ")]
     actual = [*appended[:3], Message("user", "padded")]
     assert diagnose(appended, actual, appended) == (

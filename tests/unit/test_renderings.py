@@ -7,9 +7,9 @@ import xml.etree.ElementTree as ET
 
 from memory_regression.groups import describe_groups
 from memory_regression.redaction import Redactor
-from memory_regression.renderings import render_comment, render_markdown, render_terminal, SUMMARY_MD_LIMIT
-from memory_regression.reports import place_junit_cases, ReportPaths, suite_name, write_all
-from memory_regression.results import Outcome, RunSummary, ScenarioResult, Status
+from memory_regression.reports.renderings import render_comment, render_markdown, render_terminal, SUMMARY_MD_LIMIT
+from memory_regression.reports.files import place_junit_cases, ReportPaths, suite_name, write_all
+from memory_regression.reports.results import Outcome, RunSummary, ScenarioResult, Status
 from tests.unit.summaries import SAMPLE_GROUPS, sample_summary
 
 

@@ -11,10 +11,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from memory_regression.redaction import Redactor
-from memory_regression.figures import size_text
-from memory_regression.renderings import render_markdown, render_terminal
-from memory_regression.reports import ReportPaths, prepare_report_dir, write_all, write_atomically
-from memory_regression.results import Outcome, RunSummary, ScenarioResult, Status
+from memory_regression.reports.figures import size_text
+from memory_regression.reports.renderings import render_markdown, render_terminal
+from memory_regression.reports.files import ReportPaths, prepare_report_dir, write_all, write_atomically
+from memory_regression.reports.results import Outcome, RunSummary, ScenarioResult, Status
 from tests.unit.summaries import SAMPLE_GROUPS, sample_summary
 
 
@@ -209,7 +209,7 @@ def test_sizes_as_a_person_reads_them(size, text):
 
 
 def test_report_html_draws_a_chart_per_figure_with_its_numbers():
-    from memory_regression.html_report import html_summary
+    from memory_regression.reports.html_report import html_summary
     page = "".join(html_summary(measured_summary()))
     latency = page[page.index("<svg class='memory-latency-chart'"):]
     latency = latency[:latency.index("</svg>")]

@@ -69,7 +69,7 @@ def test_a_report_dir_another_run_makes_meanwhile_is_used(tmp_path, monkeypatch)
     """Two runs sharing a new report directory race to create it: the one that loses goes on."""
     from pathlib import Path
 
-    from memory_regression.reports import prepare_report_dir, ReportPaths
+    from memory_regression.reports.files import prepare_report_dir, ReportPaths
 
     make = Path.mkdir
 

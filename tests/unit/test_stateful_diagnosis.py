@@ -5,8 +5,8 @@ right."""
 
 from types import SimpleNamespace
 
-from memory_regression.contract import Message
-from memory_regression.reference import SUFFIX, expected_count_window
+from memory_regression.contract.rules import Message
+from memory_regression.reference.model import SUFFIX, expected_count_window
 from memory_regression.stateful import Coverage, MemoryStateMachine
 
 WINDOW = 3

@@ -9,13 +9,13 @@ one of them."""
 
 import pytest
 
-from memory_regression.capabilities import (Capability, UnknownCapability, conformance_level, detect, lookup,
-                                            skip_reason)
-from memory_regression.binding import bind_store
-from memory_regression.loader import load_object
+from memory_regression.contract.capabilities import (Capability, UnknownCapability, conformance_level, detect, lookup,
+    skip_reason)
+from memory_regression.contract.binding import bind_store
+from memory_regression.contract.loader import load_object
 from memory_regression.groups import scenario_group
-from memory_regression.figures import NO_POINT
-from memory_regression.results import ExitCode, Outcome, RunSummary, ScenarioResult, Status
+from memory_regression.reports.figures import NO_POINT
+from memory_regression.reports.results import ExitCode, Outcome, RunSummary, ScenarioResult, Status
 from tests.conftest import ROOT
 from tests.unit.summaries import sample_summary
 

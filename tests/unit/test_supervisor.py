@@ -4,7 +4,7 @@ faulthandler dump of every thread, as the worker writes one."""
 import faulthandler
 import threading
 
-from memory_regression.supervisor import store_frames
+from memory_regression.runner.supervisor import store_frames
 
 
 def stuck_in_the_store(release):

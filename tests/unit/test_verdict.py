@@ -1,12 +1,12 @@
-"""The run's verdict (memory_regression/verdict.py), branch by branch, in precedence order, on real
+"""The run's verdict (memory_regression/runner/verdict.py), branch by branch, in precedence order, on real
 RunSummary objects: no run needed."""
 
 import pytest
 from pytest import ExitCode
 
-from memory_regression.results import Outcome, RunSummary, ScenarioResult, Status
-from memory_regression.verdict import RunFacts, verdict
-from memory_regression.worker_messages import Abort
+from memory_regression.reports.results import Outcome, RunSummary, ScenarioResult, Status
+from memory_regression.runner.verdict import RunFacts, verdict
+from memory_regression.channel.messages import Abort
 from tests.unit.test_engines import engines_summary
 
 OK, FAILED = int(ExitCode.OK), int(ExitCode.TESTS_FAILED)

@@ -1,4 +1,4 @@
-"""The worker's messages to the runner (memory_regression/worker_messages.py): each kind goes over
+"""The worker's messages to the runner (memory_regression/channel/messages.py): each kind goes over
 the wire and back unchanged; anything that is not one of them, or lacks a field of its type, is
 refused; a message too long for one datagram has its text cut and stays whole JSON. The channel's
 end to end defence (who may send them) is tests/end_to_end/test_channel.py's."""
@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from memory_regression.worker_messages import (MESSAGE_LIMIT, Abort, Bound, End, Hello, Start, decode,
-                                               encode)
+from memory_regression.channel.messages import MESSAGE_LIMIT, Abort, Bound, End, Hello, Start, decode, encode
 
 
 @pytest.mark.parametrize("message", [

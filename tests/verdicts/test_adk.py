@@ -21,7 +21,7 @@ from google.adk.events.event import Event
 from google.genai import types
 from google_adk_redis import RedisMemorySessionService
 
-from memory_regression.proxy import ReplyDroppingProxy
+from memory_regression.harness.proxy import ReplyDroppingProxy
 from tests.stores.libraries import ADK
 
 ROUND_TRIP = "test_round_trip_keeps_role_content_and_order"

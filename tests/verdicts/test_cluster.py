@@ -16,9 +16,9 @@ import pytest
 import redis
 from junitparser.xunit2 import JUnitXml
 
-from memory_regression.engines import open_backend
-from memory_regression.servers import SUITE_USER
-from memory_regression.scenario_stores import CLUSTER_CLIENT_CONNECTS
+from memory_regression.engines.registry import open_backend
+from memory_regression.engines.servers import SUITE_USER
+from memory_regression.harness.scenario_stores import CLUSTER_CLIENT_CONNECTS
 from tests.conftest import CLUSTER, CLUSTER_ENGINE, require_node_stores
 from tests.corpus import CORRECT_STORES, same_level
 from tests.stores.libraries import LANGCHAIN, LLAMA_INDEX, OPENAI_AGENTS

@@ -8,8 +8,8 @@ from xml.etree import ElementTree
 
 import redis
 
-from memory_regression.clients import IDLE_CLOSE_VERSIONS
-from memory_regression.outcomes import NOT_THE_STORE
+from memory_regression.worker.clients import IDLE_CLOSE_VERSIONS
+from memory_regression.worker.outcomes import NOT_THE_STORE
 from tests.stores import concurrency
 from tests.stores.broken import TTLInMilliseconds, TTLNotRefreshed
 

@@ -1,4 +1,4 @@
-"""Stores in another language, run through the store protocol (memory_regression/foreign.py): the
+"""Stores in another language, run through the store protocol (memory_regression/contract/foreign.py): the
 Node.js count-window and token-window examples get the scenarios, conformance level and verdicts
 their Python twins get, the token window counted by the store's own counter; a store built with the
 suite's token counter and summariser, which it calls back, gets the token-window and compaction

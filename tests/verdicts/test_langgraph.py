@@ -15,7 +15,7 @@ from langgraph.checkpoint.redis import RedisSaver
 from langgraph.graph import START, MessagesState, StateGraph
 
 from memory_regression.frameworks.langgraph import SERIAL
-from memory_regression.outcomes import INDEX_ON_DATABASE_ZERO
+from memory_regression.worker.outcomes import INDEX_ON_DATABASE_ZERO
 from tests.stores.libraries import AGENT_POLICY, LANGGRAPH, MIDDLEWARE_AGENT
 
 RACE = "test_concurrent_writers_lose_nothing"

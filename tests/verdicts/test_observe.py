@@ -1,4 +1,4 @@
-"""Before judging: what a store does with the suite's parameters (memory_regression/observe.py), on
+"""Before judging: what a store does with the suite's parameters (memory_regression/worker/observe.py), on
 correct stores whose window or TTL is named outside the contract, or that connect on their own."""
 
 
