@@ -1,17 +1,13 @@
 """A generic regression suite for LLM conversation memory kept in Redis.
 
-The pieces, in the order a run meets them: :mod:`.settings` (the options, checked), :mod:`.run`
-(the run, which is the pytest plugin in the runner's process; its verdict in :mod:`.verdict`),
-:mod:`.engines` (the Redis servers under test; :mod:`.backend`, :mod:`.servers`),
-:mod:`.supervisor` (the worker processes that run the store, and their deadlines), :mod:`.worker`
-(the plugin in those processes), :mod:`.fixtures` (what a scenario asks for, one concern each,
-over the scenario's :mod:`.context`; its stores in :mod:`.scenario_stores`, its races in
-:mod:`.races`, its writer processes in :mod:`.writers`, its own servers in :mod:`.scenario_server`),
-:mod:`.outcomes` (an outcome in store terms), :mod:`.contract` (how a
-store is found, built and called), :mod:`.capabilities` (what a store claims), :mod:`.reference`
-(what a correct store returns), :mod:`.profiles` (model profiles and token counters),
-:mod:`.results` (what a run found), :mod:`.reports` (the files), :mod:`.github` (the action's side)
-and :mod:`.cli` (the runner). The scenarios themselves live in ``suite/``.
+The package is layered, each layer a sub-package that imports only from those below it (import-linter
+checks it: pyproject.toml's contracts): at the top the faces users and the runner start from
+(:mod:`.cli`, :mod:`.plugin`, :mod:`.testing`, :mod:`.stateful`), then :mod:`.runner` (a run),
+:mod:`.worker` (a worker's side), :mod:`.harness` (what scenarios use), :mod:`.settings` (the options),
+:mod:`.reports` (results and report files), :mod:`.reference` (what a correct store returns),
+:mod:`.contract` (how a store is found, built and called), :mod:`.frameworks` (the framework shapes),
+:mod:`.engines` and :mod:`.channel`, and at the bottom :mod:`.groups`, :mod:`.redaction` and
+:mod:`.errors`. docs/architecture.md walks through them. The scenarios themselves live in ``suite/``.
 """
 
 __version__ = "0.1.0"

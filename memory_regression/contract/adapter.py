@@ -18,6 +18,7 @@ from .binding import AppendForm, StoreBinding
 from .rules import Message, normalize_history
 from ..errors import UsageError
 from .frames import exception_chain
+from ..frameworks import framework_of_messages
 
 
 # what pytest and unittest take for a test's own outcome (a skip, the end of the run, an expected failure)
@@ -231,7 +232,6 @@ class StoreAdapter:
 
     def _read(self, raw: Any) -> list[Message]:
         if raw is not None and not isinstance(raw, (str, bytes, dict)):
-            from ..frameworks import framework_of_messages  # the frameworks build on the contract
             native = None if self.binding.framework else framework_of_messages(raw)
             try:
                 raw = native.decode(raw) if native else self.binding.codec.decode(raw)

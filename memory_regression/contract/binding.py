@@ -18,6 +18,7 @@ from ..errors import UsageError
 from .foreign import is_foreign
 from .frames import user_traceback
 from .proposals import BindingProblem, Problems, contract_parameter_of, fixes_of, method_for
+from ..frameworks import framework_of
 
 
 def _find_method(target: Any, override: str | None, candidates: tuple[str, ...], role: str,
@@ -267,7 +268,6 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
     with the option that fixes it where the store's names tell. ``ungiven``: the contract parameters
     this run does not give (its option was left out), each with the option that gives it: a factory
     that requires one is a usage error saying so."""
-    from ..frameworks import framework_of  # the frameworks build on the contract
 
     own = framework_of(factory)
     if own is not None and own.constructor is not None:   # the framework's own class, built from the contract's

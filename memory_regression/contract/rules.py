@@ -16,9 +16,8 @@ project's own checks depend on it, so keep it stable:
   annotated class, else as a dict. A compacting store takes the suite's
   ``summarize`` and says with :data:`SUMMARY_IN_WINDOW` how its summary counts
   toward its window.
-* Stores of a known framework (LangChain, LlamaIndex, OpenAI Agents, LangGraph, Google ADK, agno, Microsoft
-  Agent Framework, Strands, CAMEL, agent-memory-server's client) are recognised by their base class and
-  driven by :mod:`.frameworks`.
+* Stores of a known framework (one module each in :mod:`..frameworks`, registered there) are
+  recognised by their base class and driven as the framework drives them.
 
 Here are the rules; the machinery builds on them: :mod:`.loader` finds and imports what ``--store``
 names, :mod:`.binding` binds it to these rules, :mod:`.adapter` calls it.
@@ -29,9 +28,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import textwrap
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable
+
+from ..frameworks import registered
 
 
 # canonical name -> aliases a store may use instead, with what the suite passes
@@ -189,11 +191,8 @@ def contract_summary() -> str:
             f"    {', '.join(LOAD_METHODS)}\n"
             + "".join(f"  {member.role} {member.call}, optional: {', '.join(member.names)}:\n    {member.help}\n"
                       for member in OPTIONAL_MEMBERS.values())
-            + "LangChain chat histories, LlamaIndex chat stores, OpenAI Agents sessions, LangGraph\n"
-              "checkpointers (driven under a MessagesState graph) and agents' graphs (run up to the model),\n"
-              "Google ADK session services (driven as its runner drives them), agno databases and agents\n"
-              "(driven as an agent's runs save to them), Agent Framework history providers, Strands session\n"
-              "managers (under a Strands agent) and CAMEL key-value storages run as they are.")
+            + textwrap.fill("Stores of these frameworks run as they are, driven as the framework drives them: "
+                            + ", ".join(framework.name for framework in registered()) + ".", width=95))
 
 
 def contract_parameter(name: str) -> str | None:

@@ -155,14 +155,19 @@ def agent_memory(target: Any, agent: str, member: str, base: str, fix: str) -> A
     return memory
 
 
+def registered() -> list[Framework]:
+    """Every framework of :data:`MODULES`, in its order: the one list of them, which the contract's
+    summary and the docs derive theirs from."""
+    return [importlib.import_module(f"{__name__}.{name}").FRAMEWORK for name in MODULES]
+
+
 def framework_of_messages(history: Any) -> Framework | None:
     """The framework whose message objects ``history`` (what a store that is no framework's loaded)
     is a list of, so that they are read with its own converters, as a framework store's are; None
     for anything else (dicts, objects of the store's own). Only a framework already imported counts."""
     if not isinstance(history, list) or not history:
         return None
-    for name in MODULES:
-        framework = importlib.import_module(f"{__name__}.{name}").FRAMEWORK
+    for framework in registered():
         if framework.message_type and all(subclass_of(type(item), framework.message_type) for item in history):
             return framework
     return None
@@ -172,8 +177,7 @@ def framework_of(cls: Any) -> Framework | None:
     """The framework whose store ``cls`` is, if any."""
     if not isinstance(cls, type):
         return None
-    for name in MODULES:
-        framework = importlib.import_module(f"{__name__}.{name}").FRAMEWORK
+    for framework in registered():
         if framework.matches(cls):
             return framework
     return None
