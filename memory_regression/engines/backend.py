@@ -26,13 +26,36 @@ HEALTH_TIMEOUT_S = 2.0
 
 
 @dataclass(frozen=True)
+class Kind:
+    """What a kind of backend is: the one place kinds are told apart, which everything that treats
+    them otherwise asks (``endpoint.traits.cluster``), never naming a kind."""
+
+    name: str
+    started: bool = False      # the suite started it: its admin user, and the stores' commands it can observe
+    cluster: bool = False      # a Redis Cluster: clients follow moved slots, per-server commands go to each node
+    in_process: bool = False   # fakeredis: a server in the process, which no URL a store opens reaches
+    databases: bool = False    # one database per worker slot, and restarted when a failure held it
+
+
+# the registered kinds: a private server (of the machine's binary, valkey's, or in a container), a private
+# cluster, an external server given by URL, and fakeredis
+KINDS = {kind.name: kind for kind in (Kind("server", started=True, databases=True),
+                                      Kind("cluster", started=True, cluster=True),
+                                      Kind("url"), Kind("fakeredis", in_process=True))}
+
+
+@dataclass(frozen=True)
 class Endpoint:
     """How one worker reaches its database: stores get ``store_url``, the suite uses ``admin_url``."""
 
-    kind: str                 # "server" (private), "cluster" (private), "url" (external) or "fakeredis"
+    kind: str                 # one of KINDS, by name (what crosses to the workers)
     store_url: str
     admin_url: str
     binary: str | None = None   # the server binary of a private server or cluster (ServerProcess)
+
+    @property
+    def traits(self) -> Kind:
+        return KINDS[self.kind]
 
     def to_mapping(self) -> dict[str, str]:
         return asdict(self)
@@ -44,7 +67,7 @@ class Connection:
     def __init__(self, endpoint: Endpoint):
         self.endpoint = endpoint
         self._fake_server = None
-        if endpoint.kind == "fakeredis":
+        if endpoint.traits.in_process:
             import fakeredis
             self._fake_server = fakeredis.FakeServer()
         self._admin: Any = None
@@ -74,7 +97,7 @@ class Connection:
         # default "auto" under RESP3 turns the check off, so the first command after the server closed
         # an idle connection fails (redis/redis-py#4252, fixed by #4260 after 8.1.0).
         options = {"decode_responses": True, **_driver_info()}
-        if self.endpoint.kind == "cluster":   # a command that meets a moved slot is sent again, to its node
+        if self.endpoint.traits.cluster:   # a command that meets a moved slot is sent again, to its node
             if asynchronous:   # redis-py 8.1's asyncio cluster client does not see that a node closed an idle
                 # connection before it sends: one retry on a new connection (the lost-reply scenario, which
                 # a retry would fail, does not run on a cluster: its proxy cannot sit before the nodes)
@@ -97,7 +120,7 @@ class Connection:
         """The suite's client on each server, by node name: the one server, or every master of the
         cluster (for what goes to one server, as CLIENT LIST and CLIENT KILL do)."""
         admin = self.admin
-        if self.endpoint.kind != "cluster":
+        if not self.endpoint.traits.cluster:
             return {"": admin}
         return {node.name: admin.get_redis_connection(node) for node in admin.get_primaries()}
 
@@ -128,22 +151,26 @@ class Backend:
     pauses_at_start: int | None = None   # CLIENT PAUSE's count when the run began (server_health.examine)
     reserved: Any = None    # the suite's connection kept for the run (server_health.reserve)
 
+    @property
+    def traits(self) -> Kind:
+        return KINDS[self.kind]
+
     def endpoint(self, slot: int) -> Endpoint:
         """The database of worker ``slot`` (0 .. max_workers - 1)."""
-        if self.kind != "server":
+        if not self.traits.databases:
             return Endpoint(self.kind, self.url, self.admin_url or self.url, self.binary)
         return Endpoint(self.kind, _with_db(self.url, slot), _with_db(self.admin_url, slot), self.binary)
 
     def check(self) -> ServerCheck:
         """Whether the server can still be used after a scenario failed, and what held it, undone
         where the suite can (:mod:`.server_health`)."""
-        if self.kind == "fakeredis":
+        if self.traits.in_process:
             return ANSWERS
         for owned in self._owned:
             gone = owned.problem()
             if gone:
                 return ServerCheck(False, gone)
-        restart = self._owned[0].restart if self.kind == "server" else None
+        restart = self._owned[0].restart if self.traits.databases else None
         return examine(self.admin_url or self.url, self.pauses_at_start, restart, reserved=self.reserved)
 
     def stop(self) -> None:

@@ -293,7 +293,7 @@ def open_engines(choice: str, allow_flush: bool) -> Engines:
     try:
         for name, entry in names:
             backend = open_backend(entry, allow_flush)
-            if backend.kind != "fakeredis":
+            if not backend.traits.in_process:
                 backend.pauses_at_start = pauses(backend.admin_url or backend.url)
                 backend.reserved = reserve(backend.admin_url or backend.url)
             opened.append(Engine(name, entry, backend))

@@ -93,7 +93,7 @@ class ScenarioContext:
         """Log the commands the stores send to the scenario's database from now on (MONITOR, on a
         server the suite started: :mod:`.store_commands`), for the diagnoses and the failure's details."""
         endpoint = self.connection.endpoint
-        if endpoint.kind in ("server", "cluster"):
+        if endpoint.traits.started:
             self.commands = command_log(self.connection.nodes(), endpoint.admin_url, endpoint.store_url)
 
     @contextmanager
@@ -153,7 +153,7 @@ class ScenarioContext:
                         "(apt-get install redis-server)")
         if debug:
             config = {**debug_config(binary), **(config or {})}
-        start = start_one_node_cluster if self.connection.endpoint.kind == "cluster" else ServerProcess.start
+        start = start_one_node_cluster if self.connection.endpoint.traits.cluster else ServerProcess.start
         try:
             server = ScenarioServer(start(binary, config, parent=str(self.setup.scratch)), self.idle)
         except BackendError as exc:

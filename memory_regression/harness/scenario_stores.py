@@ -9,7 +9,7 @@ from typing import Any, Callable
 import pytest
 
 from ..contract.adapter import StoreAdapter
-from ..engines.backend import Connection, Endpoint
+from ..engines.backend import KINDS, Connection, Endpoint
 from ..contract.capabilities import Capability
 from .context import ScenarioContext
 from ..contract.profiles import ModelProfile, TokenCounter
@@ -46,7 +46,7 @@ class Stores:
     @property
     def cluster(self) -> bool:
         """Whether the scenario runs on a Redis Cluster (stores get RedisCluster clients)."""
-        return self._context.connection.endpoint.kind == "cluster"
+        return self._context.connection.endpoint.traits.cluster
 
     @property
     def summary_in_window(self) -> bool:
@@ -105,7 +105,7 @@ class Stores:
         scenario_database, kind = context.connection, context.connection.endpoint.kind
         own = any(url == server.url for server in context.servers)
         binding = context.binding
-        if kind == "cluster" and not own and not binding.is_async and binding.takes_client:
+        if KINDS[kind].cluster and not own and not binding.is_async and binding.takes_client:
             pytest.skip(CLUSTER_CLIENT_CONNECTS)
         context.connection = Connection(Endpoint(kind, url, url))
         try:

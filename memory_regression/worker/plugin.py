@@ -116,7 +116,7 @@ class ScenarioWorker:
         self.counters = {p.name: counter_for(settings, p) for p in settings.profiles}
         self.binding = bind(settings, self._probe)
         self.binding, connection = choose(self.binding, self._probe)
-        if (any(e.kind == "fakeredis" for e in self.endpoints.values()) and self.binding.accepts("redis_url")
+        if (any(e.traits.in_process for e in self.endpoints.values()) and self.binding.accepts("redis_url")
                 and not self.binding.accepts("redis")):
             raise UsageError(f"--store {settings.store_spec!r} connects by redis_url, which fakeredis "
                              "cannot serve: use --redis server or a redis:// URL")
@@ -220,7 +220,7 @@ class ScenarioWorker:
         real_server = item.get_closest_marker("real_server")
         engine = getattr(item, "callspec", None) and item.callspec.params.get("memory_engine")
         engine = engine or self.engine_names[0]
-        if real_server and self.endpoints[engine].kind == "fakeredis":
+        if real_server and self.endpoints[engine].traits.in_process:
             pytest.skip(f"needs a real Redis server ({real_server.args[0]}), which fakeredis does not follow: "
                         "run with --redis server or a redis:// URL")
         if self.listing:
