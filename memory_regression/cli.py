@@ -197,7 +197,7 @@ class Runner:
         from .errors import UsageError
         from .contract.rules import contract_summary
         from .runner.credentials import withdraw
-        from .runner.spec_check import check_spec
+        from .contract.specs import check_spec
         from .redaction import Redactor, url_secrets
         from .reports.results import Status
         from .settings import OPTIONS, Settings, parse_timeout

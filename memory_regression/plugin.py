@@ -21,7 +21,7 @@ import pytest
 
 from .reports import files as reports
 from .errors import UsageError
-from .runner.spec_check import check_spec
+from .contract.specs import check_spec
 from .groups import suite_directory
 from .runner.interrupts import INTERRUPTS
 from .redaction import Redactor

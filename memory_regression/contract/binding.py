@@ -15,7 +15,7 @@ from typing import Any, Callable
 from .rules import (APPEND_METHODS, LIST_APPEND_METHODS, LOAD_METHODS, MESSAGE_PARAMETERS, OPTIONAL_MEMBERS,
     SUMMARY_IN_WINDOW, contract_parameter, parameter_table)
 from ..errors import UsageError
-from .foreign import is_foreign
+from .foreign import Program
 from .frames import user_traceback
 from .proposals import BindingProblem, Problems, contract_parameter_of, fixes_of, method_for
 from ..frameworks import framework_of
@@ -293,8 +293,9 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
         mapping.endswith("=session_id") for mapping in fixes_of(problems.found).get("store_params", "").split(","))
     binding = StoreBinding(spec=spec, factory=factory, source_file=source_file, parameters=parameters,
                            takes_var_kwargs=var_kwargs, per_session=per_session, unfilled=unfilled)
-    if is_foreign(spec):   # the factory that stands for a program: the language and framework it says (.foreign)
-        binding.language, binding.framework = factory.language, factory.framework
+    program = getattr(factory, "program", None)
+    if isinstance(program, Program):   # the factory that stands for a program: what it says it is (.foreign)
+        binding.language, binding.framework = program.language, program.framework
     probe = None
     if target is None:
         try:

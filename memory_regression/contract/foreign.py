@@ -30,6 +30,7 @@ import re
 import shlex
 import shutil
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -64,6 +65,15 @@ class StoreProcessError(RuntimeError):
 
     __module__ = "store"
     frames_in_notes = True
+
+
+@dataclass(frozen=True)
+class Program:
+    """What a store's program says it is, carried by the factory that stands for it (``factory.program``):
+    its language, and the framework it drives the store through, if any (the shape's name)."""
+
+    language: str
+    framework: str | None
 
 
 def is_foreign(spec: str) -> bool:
@@ -424,8 +434,7 @@ def _factory(spec: str, workdir: Path, hello: dict[str, Any]) -> tuple[Callable[
     build.not_carried = NOT_CARRIED   # type: ignore[attr-defined]  (what binding's messages say it cannot take)
     line = hello.get("line")   # what the program says is data: a line is a positive whole number, or none
     build.defined_at_line = line if type(line) is int and line > 0 else None   # type: ignore[attr-defined]
-    build.language = str(hello.get("language") or "unknown")   # type: ignore[attr-defined]  (StoreBinding.language)
-    # the framework the program drives the store through, if any (the shape's name)
-    build.framework = str(factory["framework"]) if factory.get("kind") == "framework" else None  # type: ignore[attr-defined]
+    build.program = Program(str(hello.get("language") or "unknown"),   # type: ignore[attr-defined]
+                            str(factory["framework"]) if factory.get("kind") == "framework" else None)
     source = hello.get("source")
     return build, Path(source) if source else None

@@ -23,8 +23,7 @@ from typing import Any, Callable
 import yaml
 
 from ..errors import UsageError
-from .foreign import is_foreign, load_foreign_function
-from .loader import load_object
+from .specs import load_function
 
 
 @dataclass(frozen=True)
@@ -136,8 +135,7 @@ def _with_overhead(tokens: Callable[[str], int], overhead: int) -> Callable[[str
 def resolve_counter(profile: ModelProfile, override: str | None, workdir: Path) -> TokenCounter:
     """The counter for a profile: --token-counter if given, else the profile's own tokenizer."""
     if override and ":" in override:
-        function = (load_foreign_function(override, workdir, "--token-counter") if is_foreign(override)
-                    else load_object(override, workdir, what="token-counter")[0])
+        function = load_function(override, workdir, "--token-counter")
         if not callable(function):
             raise UsageError(f"--token-counter {override!r} is not callable")
         check_counter(function, override)

@@ -24,9 +24,8 @@ from ..engines.servers import die_with_parent
 from ..contract.adapter import StoreAdapter
 from ..contract.binding import StoreBinding, bind_store
 from ..contract.rules import Message, close_quietly
-from ..contract.foreign import is_foreign, load_foreign, snake
 from ..contract.frames import without_harness_frames
-from ..contract.loader import load_object
+from ..contract.specs import load_store
 from ..contract.profiles import ModelProfile, TokenCounter, resolve_counter
 from ..reference.model import summarize
 from ..settings import DEFAULT_TENANT, Settings
@@ -70,14 +69,12 @@ def bind(settings: Settings, probe: Any) -> StoreBinding:
     factory that is not a class): once in each worker, and again in each writer process."""
     spec = settings.store_spec
     methods, params = settings.method_overrides, settings.store_params
-    if is_foreign(spec):   # names in the store's own spelling (historyLimit, recordTurn), as its factory spells them
-        factory, source = load_foreign(spec, settings.workdir, settings.scenario_timeout / 2)
-        methods = {role: name and snake(name) for role, name in methods.items()}
-        params = {snake(name): canonical for name, canonical in params.items()}
-    else:
-        factory, source = load_object(spec, settings.workdir)
+    loaded = load_store(spec, settings.workdir, settings.scenario_timeout / 2)
+    # names in the store's own spelling (historyLimit, recordTurn), as its factory spells them
+    methods = {role: name and loaded.spelling(name) for role, name in methods.items()}
+    params = {loaded.spelling(name): canonical for name, canonical in params.items()}
     ungiven = {} if settings.service_url else {"service_url": "--service-url URL"}
-    return bind_store(spec, factory, source, methods, probe, params, ungiven)
+    return bind_store(spec, loaded.factory, loaded.source, methods, probe, params, ungiven)
 
 
 def counter_for(settings: Settings, profile: ModelProfile | None) -> TokenCounter:

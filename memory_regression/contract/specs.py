@@ -1,7 +1,11 @@
-"""What ``--store`` names, checked from its source before anything runs: that its file or module
-exists and that it defines NAME. The runner (and the plugin) call :func:`check_spec` before a Redis
-server or a worker starts, so a typo is a usage error at once; the workers then import the store
-(:func:`.loader.load_object`), which says the rest. Nothing here imports or runs the user's code.
+"""What ``--store`` (and ``--token-counter``) name, in any language: the one place that tells a Python
+spec from another language's (:func:`.foreign.is_foreign`), for checking it before anything runs
+(:func:`check_spec`) and for loading it (:func:`load_store`, :func:`load_function`); everything else
+asks what was loaded.
+
+:func:`check_spec` says, from the source and before a Redis server or a worker starts, that the file
+or module exists and defines NAME, so a typo is a usage error at once; the workers then load the
+store, which says the rest. Checking imports and runs none of the user's code.
 """
 
 from __future__ import annotations
@@ -10,11 +14,39 @@ import ast
 import importlib.util
 import sys
 from importlib.machinery import PathFinder
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 from ..errors import UsageError
-from ..contract.foreign import command_of, is_foreign
-from ..contract.loader import missing_file, missing_module, split_spec
+from .foreign import command_of, is_foreign, load_foreign, load_foreign_function, snake
+from .loader import load_object, missing_file, missing_module, split_spec
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A store's factory, where it is defined, and how a name the user gave for one of its members or
+    parameters is spelled as the factory spells it (another language's camelCase as snake_case)."""
+
+    factory: Callable[..., Any]
+    source: Path | None
+    spelling: Callable[[str], str]
+
+
+def load_store(spec: str, workdir: Path, timeout: float) -> Loaded:
+    """The store ``spec`` names: a Python class or factory, imported, or another language's, a
+    program started (``timeout``: how long it may take to say what the store is)."""
+    if is_foreign(spec):
+        return Loaded(*load_foreign(spec, workdir, timeout), snake)
+    return Loaded(*load_object(spec, workdir), lambda name: name)
+
+
+def load_function(spec: str, workdir: Path, option: str) -> Any:
+    """The function ``spec`` names (``--token-counter``, ``option``): a Python one, or another
+    language's, each call a request to its program."""
+    if is_foreign(spec):
+        return load_foreign_function(spec, workdir, option)
+    return load_object(spec, workdir, what=option.lstrip("-"))[0]
 
 
 def check_spec(spec: str, workdir: Path, what: str = "store") -> None:
