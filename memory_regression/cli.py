@@ -20,6 +20,7 @@ import json
 import os
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, NoReturn
 
@@ -182,6 +183,7 @@ class Runner:
         self.redactor: Any = None
         self.credentials: list[str] = []   # the CI tokens taken from the environment (.credentials)
         self.summary: Any = None           # the RunSummary, once finished
+        self.facts: Any = None             # what its status was decided on (runner.verdict.RunFacts)
         self.listing = False               # --list: bind the store and list the scenarios, run none
         self.values: dict[str, Any] | None = None   # the options as given: flags, inputs, the project's table
         self.phrase: Callable[[str], str] = lambda text: text   # in an action: names inputs, not flags
@@ -335,19 +337,19 @@ class Runner:
         from .reports import github, renderings, files as reports
         from .redaction import Redactor
         from .reports.results import ExitCode, RunSummary, Status
+        from .runner.verdict import RunFacts, decide
 
         INTERRUPTS.hold()
         if self.run is not None:
             self.run.conclude()
-            summary = self.run.summary
+            summary, self.facts = self.run.summary, self.run.facts
         else:
-            status, message = self.stopped or (Status.INTERRUPTED, "")
-            if status is Status.INTERRUPTED or INTERRUPTS.received:
-                by = f" by {INTERRUPTS.received}" if INTERRUPTS.received else ""
-                status, message = Status.INTERRUPTED, f"the run was interrupted{by} before any scenario ran"
-            message = self.phrase(message)
-            summary = RunSummary(status, self.redactor.text(message) if self.redactor else message,
-                                 store=self.store)
+            redact = self.redactor.text if self.redactor else (lambda text: text)
+            summary = RunSummary(store=self.store)
+            stopped = (self.stopped[0], redact(self.stopped[1])) if self.stopped else None
+            self.facts = RunFacts(summary, 0, started=False, stopped=stopped,
+                                  interrupted_by=INTERRUPTS.received)
+            decide(summary, self.facts, self.phrase)
             if self.paths is not None:   # what cannot be written is left out: the error says why the run stopped
                 reports.write_all(summary, self.paths, self.redactor or Redactor(), github.workspace_dir(self.environ))
         if self.paths is not None:
@@ -399,13 +401,13 @@ class Runner:
     def unwritten(self, files: list[str]) -> int:
         """GitHub's files could not be written after the reports were: the reports are written again
         to say so (status "report error"), and that is the exit status."""
-        from .reports import github, renderings, files as reports
+        from .reports import github, files as reports
         from .redaction import Redactor
-        from .reports.results import Status
+        from .runner.verdict import decide
 
-        if self.summary.status is not Status.REPORT_ERROR:
-            self.summary.message = renderings.unwritten_verdict(self.summary, files)
-            self.summary.status = Status.REPORT_ERROR
+        if not self.facts.unwritten:
+            self.facts = replace(self.facts, unwritten=tuple(files))
+            decide(self.summary, self.facts, self.phrase)
             reports.write_all(self.summary, self.paths, self.redactor or Redactor(), github.workspace_dir(self.environ))
         print(f"memory-regression: {self.summary.status}: {self.summary.message}", file=sys.stderr, flush=True)
         return int(self.summary.exit_code)

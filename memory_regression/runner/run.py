@@ -16,6 +16,7 @@ import signal
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -38,7 +39,7 @@ from .nodeids import engine_of, report_order, scenario_from_nodeid
 from .recording import Recorder
 from ..worker.outcomes import add_to_verdict
 from .supervisor import DirectChannel, Supervisor
-from .verdict import RunFacts, verdict
+from .verdict import RunFacts, decide
 from ..worker.plugin import ScenarioWorker
 
 # three: the expiry scenarios, which start first, mostly sleep (their TTLs pass), and leave a core to a
@@ -83,6 +84,7 @@ class SuiteRun:
         self.configured = False
         self.pytest_junit: Path | None = None               # where pytest writes junit.xml
         self.judged = False
+        self.facts: RunFacts | None = None   # what the verdict was decided on (.verdict.decide), once judged
         self.own_children: set[int] = set()   # the runner's children before the workers: its servers
         self.announced = False    # the store's observations are in the header (_announce_store)
         self.written: tuple[Status, str | None] | None = None   # the verdict the reports were written with
@@ -383,21 +385,17 @@ class SuiteRun:
         elif self.supervisor and self.supervisor.aborts:   # the binding's problems, and what fixes them
             summary.fixes = self.supervisor.aborts[0].fixes
         summary.conformance_level = level_of_results(summary.capabilities, summary.results)
-        summary.status, summary.message = self._verdict(session, exitstatus)
+        self.facts = RunFacts(
+            summary, exitstatus, collected=session.testscollected if session is not None else 0,
+            run_timeout=self.run_timeout if self.deadline_passed else None, stopped=self.stopped,
+            interrupted_by=INTERRUPTS.received, collection_errors=tuple(self.collection_errors),
+            aborts=tuple(self.supervisor.aborts if self.supervisor else ()))
+        decide(summary, self.facts, self.phrase)
         summary.duration_s = round(time.monotonic() - self.started, 3)
         if self.baseline is not None and summary.results:
             given, base, fail_on = self.baseline
             summary.comparison = compare(summary.to_json(), base, given, fail_on).to_json()
         self.judged = True
-
-    def _verdict(self, session: pytest.Session | None, exitstatus: int) -> tuple[Status, str | None]:
-        """The run's status and message (:mod:`.verdict`), the message naming options as the user gave them."""
-        status, message = verdict(RunFacts(
-            self.summary, exitstatus, collected=session.testscollected if session is not None else 0,
-            run_timeout=self.run_timeout if self.deadline_passed else None, stopped=self.stopped,
-            interrupted_by=INTERRUPTS.received, collection_errors=tuple(self.collection_errors),
-            aborts=tuple(self.supervisor.aborts if self.supervisor else ())))
-        return status, self.phrase(message) if message else message
 
     def write_reports(self) -> None:
         """Write the reports; when some cannot be written (a full disk), the verdict says which and
@@ -405,9 +403,9 @@ class SuiteRun:
         cut = any(entry.startswith(self.paths.junit.name) for entry in self.unwritten)
         junit = None if cut else self.pytest_junit   # pytest's junit.xml, unless its writing failed
         unwritten = self.unwritten + reports.write_all(self.summary, self.paths, self.redactor, self.source_root, junit)
-        if unwritten and self.summary.status is not Status.REPORT_ERROR:
-            self.summary.message = renderings.unwritten_verdict(self.summary, unwritten)
-            self.summary.status = Status.REPORT_ERROR
+        if unwritten and not self.facts.unwritten:
+            self.facts = replace(self.facts, unwritten=tuple(unwritten))
+            decide(self.summary, self.facts, self.phrase)
             reports.write_all(self.summary, self.paths, self.redactor, self.source_root, junit)
         self.written = (self.summary.status, self.summary.message)
 
@@ -430,7 +428,9 @@ class SuiteRun:
         if not self.judged:
             self.judge(None, int(pytest.ExitCode.INTERRUPTED if INTERRUPTS.received else pytest.ExitCode.OK))
         elif INTERRUPTS.received and self.summary.status in (Status.PASSED, Status.FAILED, Status.NOT_RUN):
-            self.summary.status, self.summary.message = self._verdict(None, int(pytest.ExitCode.INTERRUPTED))
+            self.facts = replace(self.facts, exitstatus=int(pytest.ExitCode.INTERRUPTED), collected=0,
+                                 interrupted_by=INTERRUPTS.received)
+            decide(self.summary, self.facts, self.phrase)
         if self.supervisor is not None:
             self.supervisor.kill_all()
         self.end_leftovers()

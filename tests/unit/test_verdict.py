@@ -5,7 +5,7 @@ import pytest
 from pytest import ExitCode
 
 from memory_regression.reports.results import Outcome, RunSummary, ScenarioResult, Status
-from memory_regression.runner.verdict import RunFacts, verdict
+from memory_regression.runner.verdict import RunFacts, decide, verdict
 from memory_regression.channel.messages import Abort
 from tests.unit.test_engines import engines_summary
 
@@ -85,3 +85,26 @@ def test_engines_that_differ_are_named_in_the_failure():
     assert status is Status.FAILED
     assert message == ("the engines differ on 2 scenarios: test_core.py::test_a passes on fakeredis 2.41.0, fails on "
                        "server (redis 7.0.15); ...")
+
+
+@pytest.mark.parametrize("facts, expected", [
+    (RunFacts(RunSummary(), 0, started=False, stopped=(Status.USAGE_ERROR, "no store given")),
+     (Status.USAGE_ERROR, "no store given")),
+    (RunFacts(RunSummary(), 0, started=False, stopped=(Status.USAGE_ERROR, "no store given"), interrupted_by="SIGINT"),
+     (Status.INTERRUPTED, "the run was interrupted by SIGINT before any scenario ran")),
+    (RunFacts(RunSummary(), 0, started=False), (Status.INTERRUPTED, "the run was interrupted before any scenario ran")),
+])
+def test_a_run_stopped_before_any_scenario_says_why_unless_an_interrupt_ended_it(facts, expected):
+    assert verdict(facts) == expected
+
+
+def test_reports_that_could_not_be_written_make_any_verdict_a_report_error_that_carries_it():
+    """A late fact is one more input of the same decision: the status is never rewritten after it."""
+    status, message = verdict(RunFacts(FAILED_ONE, FAILED, unwritten=("report.html: No space left on device",)))
+    assert status is Status.REPORT_ERROR
+    assert message.startswith("the reports could not all be written (report.html: No space left on device)")
+    assert "The run itself was failed" in message, message
+    summary = RunSummary(results=list(PASSED_ONE.results))
+    decide(summary, RunFacts(summary, OK, interrupted_by="SIGTERM"), phrase=str.upper)
+    assert (summary.status, summary.message) == (Status.INTERRUPTED, "THE RUN WAS INTERRUPTED BY SIGTERM; THE "
+                                                                     "RESULTS BELOW ARE PARTIAL")
