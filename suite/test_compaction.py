@@ -22,7 +22,8 @@ import pytest
 from memory_regression.harness.command_evidence import rewrite_cause
 from memory_regression.contract.rules import Message
 from memory_regression.reference.conversations import numbered_messages, sized_text, window_turns
-from memory_regression.reference.diagnosis import HistoryMismatch, compaction_problem, diagnose, window_problem
+from memory_regression.reference.diagnosis import HistoryMismatch, diagnose
+from memory_regression.reference.window_problems import compaction_problem, window_problem
 from memory_regression.reference.model import (Window, compacted_window, count_window, expected_after_compaction,
     messages, summarised, summarize, token_budget)
 

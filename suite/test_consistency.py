@@ -15,7 +15,8 @@ import pytest
 
 from memory_regression.contract.capabilities import Capability
 from memory_regression.harness.bursts import burst, check_burst
-from memory_regression.reference.diagnosis import HistoryMismatch, assert_history, window_problem
+from memory_regression.reference.diagnosis import HistoryMismatch, assert_history
+from memory_regression.reference.window_problems import window_problem
 from memory_regression.reference.model import count_window, expected_count_window, messages
 
 SESSIONS = 3         # sessions written at once, one writer each, per window size

@@ -4,7 +4,8 @@ last N messages (under the default, suffix: exactly the last N)."""
 import pytest
 
 from memory_regression.reference.conversations import check_points, window_turns
-from memory_regression.reference.diagnosis import HistoryMismatch, window_problem
+from memory_regression.reference.diagnosis import HistoryMismatch
+from memory_regression.reference.window_problems import window_problem
 from memory_regression.reference.model import count_window, expected_count_window
 
 

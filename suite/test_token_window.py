@@ -7,7 +7,8 @@ import pytest
 
 from memory_regression.reference.conversations import check_points, token_conversation
 from memory_regression.harness.counter_discovery import counter_finding, probe
-from memory_regression.reference.diagnosis import HistoryMismatch, window_problem
+from memory_regression.reference.diagnosis import HistoryMismatch
+from memory_regression.reference.window_problems import window_problem
 from memory_regression.reference.model import expected_token_window, token_budget
 
 

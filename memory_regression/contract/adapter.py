@@ -14,7 +14,8 @@ from typing import Any, Callable, ContextManager, Generator, Iterator
 
 import pytest
 
-from .binding import AppendForm, StoreBinding
+from .codecs import AppendForm
+from .binding import StoreBinding
 from .rules import Message, normalize_history
 from ..errors import UsageError
 from .frames import exception_chain

@@ -17,7 +17,7 @@ from itertools import zip_longest
 from typing import Callable, Sequence
 
 from ..contract.rules import Message
-from .model import POLICIES, Rule, SUFFIX, SUMMARY_MARK, Window, WindowPolicy, messages, summarised
+from .model import messages
 
 
 MAX_LISTED = 24  # rows of the expected/actual listing in one failure message
@@ -91,7 +91,7 @@ def unmatched(items: Sequence[Message], others: Sequence[Message]) -> list[Messa
     return found
 
 
-def _number(message: Message, appended: Sequence[Message]) -> str:
+def position(message: Message, appended: Sequence[Message]) -> str:
     for index, candidate in enumerate(appended):
         if candidate == message:
             return f"message {index + 1} of {len(appended)}"
@@ -196,8 +196,8 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
     missing, extra = unmatched(expected, actual), unmatched(actual, expected)
     dropped = next((message for message in missing if message in actual), None)
     if dropped is not None and len(actual) >= len(expected):   # the window filled up with an older message instead
-        instead = f", and holds {_number(extra[0], appended)} instead, which the window should have dropped"
-        return (f"lost {_number(dropped, appended)} ({dropped.describe(LOST_WIDTH)}"
+        instead = f", and holds {position(extra[0], appended)} instead, which the window should have dropped"
+        return (f"lost {position(dropped, appended)} ({dropped.describe(LOST_WIDTH)}"
                 f"{_repeat(dropped, expected, actual)})" + (instead if extra else ""))
     if len(actual) == len(expected):
         for index, (want, got) in enumerate(zip(expected, actual)):
@@ -209,13 +209,13 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
                 return f"message {index + 1} of the history lost its role: expected {want.role!r}, got {got.role!r}"
             if got in expected:
                 return (f"history is reordered: position {index + 1} holds "
-                        f"{_number(got, appended)}, expected {_number(want, appended)}")
+                        f"{position(got, appended)}, expected {position(want, appended)}")
             if want.role == got.role and got not in appended:
                 return (f"message {index + 1} of the history was altered: "
                         f"{_first_content_difference(want.content, got.content)}")
-            return f"position {index + 1} holds {_number(got, appended)}, expected {_number(want, appended)}"
+            return f"position {index + 1} holds {position(got, appended)}, expected {position(want, appended)}"
     if len(actual) < len(expected) and not extra:
-        return (f"lost {_number(missing[0], appended)} ({missing[0].describe(LOST_WIDTH)}"
+        return (f"lost {position(missing[0], appended)} ({missing[0].describe(LOST_WIDTH)}"
                 f"{_repeat(missing[0], expected, actual)})"
                 + (f" and {len(missing) - 1} more" if len(missing) > 1 else "") + _one_role(missing, expected)
                 + f": history has {messages(len(actual))}, expected {len(expected)}")
@@ -223,15 +223,15 @@ def diagnose(expected: Sequence[Message], actual: Sequence[Message],
         if extra[0] not in appended:
             return (f"history holds {messages(len(extra))} never appended to this session, "
                     f"first {extra[0].describe()}")
-        return (f"kept {messages(len(actual))}, expected {len(expected)}: {_number(extra[0], appended)} "
+        return (f"kept {messages(len(actual))}, expected {len(expected)}: {position(extra[0], appended)} "
                 "should have been trimmed")
     if extra and missing and extra[0] not in appended:   # text no append wrote where appended text is missing
-        return (f"lost {_number(missing[0], appended)} ({missing[0].describe(LOST_WIDTH)})"
+        return (f"lost {position(missing[0], appended)} ({missing[0].describe(LOST_WIDTH)})"
                 + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
                 + f", and holds {messages(len(extra))} no append wrote, first {extra[0].describe(LOST_WIDTH)}: the "
                 "store altered what it stored or loaded, or lost those messages and holds other text")
     if extra:
-        return f"history holds {_number(extra[0], appended)}, which should not be there"
+        return f"history holds {position(extra[0], appended)}, which should not be there"
     return f"history differs: expected {messages(len(expected))}, got {len(actual)}"
 
 
@@ -288,105 +288,6 @@ def fresh_instance_loads(expected: Sequence[Message], fresh: Sequence[Message], 
     return f"a new store instance loads the {messages(len(expected))} expected, so Redis holds them: {why}"
 
 
-def window_problem(appended: Sequence[Message], history: Sequence[Message], window: Window,
-                   policy: WindowPolicy = SUFFIX, before: Sequence[tuple[Sequence[Message], Sequence[Message]]] = (),
-                   hint: bool = True) -> str | None:
-    """How ``history`` breaks ``policy`` within ``window``, in store terms, or None when a correct
-    store may hold it (:meth:`WindowPolicy.allows`).
-
-    A broken rule is named first ("start-on-user: the history starts with a tool message (message
-    7 of 12)", "keep-system: the leading system message was trimmed"); then, for a token budget,
-    what the history costs against it (a counter unlike the store's shows there); then how it
-    differs from the expected history. With ``hint``, when another policy allows this history and
-    every one the store kept ``before`` (what was appended, the history), the message ends with a
-    hint naming it: the store may follow that policy on purpose. A policy that explains one window
-    and not the others is no hint.
-    """
-    appended, history = list(appended), list(history)
-    if policy.allows(appended, history, window):
-        return None
-    problem = (_rule_problem(appended, history, window, policy)
-               # a count window's history is exact, and diagnose names the message lost or kept
-               or (_budget_problem(appended, history, window, policy) if window.unit == "token" else None)
-               or _oldest_kept(appended, history, window, policy)
-               or diagnose(policy.kept(appended, window), history, appended))
-    observed = [*before, (appended, history)]
-    other = next((p for p in POLICIES if p != policy and all(p.allows(a, h, window) for a, h in observed)), None)
-    if hint and other is not None:
-        problem += f"; this is what --window-policy {other} expects: if the store means to do that, pass it"
-    return problem
-
-
-def _kept_rest(appended: list[Message], history: list[Message], policy: WindowPolicy) -> list[Message] | None:
-    """The part of ``history`` after the policy's head, when the history is that head followed by
-    a suffix of the rest of what was appended; else None (it is no history the window makes)."""
-    head, rest = policy.split(appended)
-    after = history[len(head):]
-    if history[:len(head)] != head or after != rest[len(rest) - len(after):]:
-        return None
-    return after
-
-
-def _rule_problem(appended: list[Message], history: list[Message], window: Window,
-                  policy: WindowPolicy) -> str | None:
-    head = policy.split(appended)[0]
-    if head and head[0] not in history:
-        return f"{Rule.KEEP_SYSTEM}: the leading system message was trimmed"
-    rest = _kept_rest(appended, history, policy)
-    if rest is None:
-        return None
-    if rest and not policy.may_start(rest[0]):
-        where = "after the system message, the history" if head else "the history"
-        return (f"{Rule.START_ON_USER}: {where} starts with {_article(rest[0].role)} {rest[0].role} message "
-                f"({_number(rest[0], appended)})")
-    if head and window.total(history) > window.limit >= window.total(rest):
-        return (f"{Rule.KEEP_SYSTEM}: the leading system message counts toward the {window.name}, and with it "
-                f"the history {window.verb} {window.amount(window.total(history))}, over the {window.name} of "
-                f"{window.amount(window.limit)}")
-    return None
-
-
-def _oldest_kept(appended: list[Message], history: list[Message], window: Window,
-                 policy: WindowPolicy) -> str | None:
-    """A history of as many messages as the window keeps, but the oldest ones: the wrong end trimmed."""
-    kept = policy.kept(appended, window)
-    if history == kept or len(history) != len(kept) or history != appended[:len(history)]:
-        return None
-    return (f"kept the oldest {messages(len(history))} of {len(appended)} instead of the newest: the trim cuts the "
-            "wrong end (on a list, LTRIM key 0 N-1 keeps the first N)")
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1] in "aeiou" else "a"
-
-
-def _budget_problem(appended: list[Message], history: list[Message], window: Window,
-                    policy: WindowPolicy) -> str | None:
-    """What a history the window could make costs against the budget: over it, or over-trimmed."""
-    rest = _kept_rest(appended, history, policy)
-    if rest is None:
-        return None
-    total, newest = window.total(history), appended[-1]
-    if rest and window.weight(newest) > window.limit:
-        if len(rest) > 1:
-            return (f"the newest message alone costs {window.amount(window.weight(newest))}, over the budget "
-                    f"of {window.amount(window.limit)}, yet {messages(len(rest) - 1)} older remain")
-        return None
-    if total > window.limit:
-        return (f"history costs {window.amount(total)}, over the budget of {window.amount(window.limit)} "
-                f"({messages(len(history))})")
-    body = policy.split(appended)[1]
-    start = len(body) - len(rest)
-    earlier = next((i for i in range(start - 1, -1, -1) if policy.may_start(body[i])), None)
-    if earlier is not None and total + window.total(body[earlier:start]) <= window.limit:
-        older = ("the next older message" if start - earlier == 1 else
-                 f"the older messages back to {_number(body[earlier], appended)}, the nearest that may start "
-                 "the history")
-        return (f"history is over-trimmed: it costs {total} of {window.amount(window.limit)}, and {older} "
-                f"({window.amount(window.total(body[earlier:start]))}) would still fit")
-    return None
-
-
 def listing(expected: Sequence[Message], actual: Sequence[Message]) -> Listing:
     """Expected against actual, aligned as difflib's SequenceMatcher matches them (a message one side
     lacks gets a row of its own, so an extra message marks that row alone)."""
@@ -405,55 +306,3 @@ def _side(history: Sequence[Message], index: int | None) -> tuple[int | None, st
     return (None, "") if index is None else (index + 1, history[index].describe())
 
 
-def compaction_problem(before: Sequence[Message], history: Sequence[Message],
-                       known: Sequence[tuple[Sequence[Message], str]] = ()) -> str | None:
-    """How ``history``, loaded after a compaction of a session that held ``before`` (and nothing
-    appended since), breaks the contract, in store terms; None when it keeps it: one summary message
-    first, whose content is exactly the summariser's text, covering the oldest messages of ``before``,
-    followed by the rest of ``before``, each message exactly once, in order. A session of one message
-    may stay as it was; a longer one must have at least one message summarised. ``known``: groups of
-    the session's messages the scenario knows the story of, each with it (those an earlier summary
-    covered: "the store dropped ..."), named when exactly such a group is lost."""
-    before, history = [m.plain() for m in before], list(history)
-    if not history:
-        return f"compact left the session empty: the {messages(len(before))} it held are lost"
-    if [m.plain() for m in history] == before:
-        return (None if len(before) < 2 else
-                f"compact left the history as it was ({messages(len(before))}): nothing was summarised")
-    first, rest = history[0], [m.plain() for m in history[1:]]
-    covered = summarised(first.content)
-    if covered is None:
-        if SUMMARY_MARK in first.content:
-            return ("the first message is not exactly the text summarize returned: the store changed the summary "
-                    f"({first.describe()})")
-        place = next((i for i, m in enumerate(history) if summarised(m.content) is not None), None)
-        if place is None:
-            return f"the history holds no summary, and {diagnose(before, [m.plain() for m in history], before)}"
-        inside = summarised(history[place].content)
-        stale = [m for m in history[:place] if m.plain() in inside]
-        return (f"the summary is not the first message but message {place + 1} of the history"
-                + (f", after {messages(len(stale))} it covers: the originals it replaced were not all removed "
-                   "(duplicates)" if stale else ""))
-    later = next((m for m in history[1:] if summarised(m.content) is not None), None)
-    if later is not None:
-        return (f"the history holds a second summary ({later.describe()}): compact must leave one summary "
-                "message, first (a second compaction summarises the earlier summary too)")
-    both = next((m for m in covered if m in rest), None)
-    if both is not None:
-        return (f"{_number(both, before)} is both summarised and still in the history after the summary: "
-                "the originals the summary replaced were not all removed (duplicates)")
-    if covered + rest == before:
-        return None
-    foreign = next((m for m in covered + rest if m not in before), None)
-    if foreign is not None:
-        return f"the history holds {foreign.describe()}, which the session did not hold before compact"
-    lost = [m for m in before if m not in covered + rest]
-    if lost:
-        found = (f"{_number(lost[0], before)} is lost: neither summarised nor in the history after the summary "
-                 f"(the summary covers {messages(len(covered))}, and {messages(len(rest))} come after it)")
-        story = next((text for group, text in known if lost == [m.plain() for m in group]), None)
-        return found + (f"; the {messages(len(lost))} lost are exactly {story}" if story else "")
-    if covered != before[:len(covered)]:
-        return (f"the summary does not cover the oldest messages of the session in order (it covers "
-                f"{', '.join(_number(m, before) for m in covered[:4])}{' ...' if len(covered) > 4 else ''})")
-    return "the messages after the summary are not the rest of the session in order"

@@ -11,7 +11,7 @@ from google.adk.sessions import InMemorySessionService
 
 import google_adk_redis  # noqa: F401  (the framework is recognised only once imported)
 from memory_regression.contract.adapter import StoreAdapter
-from memory_regression.contract.binding import AppendForm
+from memory_regression.contract.codecs import AppendForm
 from memory_regression.contract.capabilities import Capability, detect
 from memory_regression.contract.rules import Message
 from memory_regression.frameworks.adk import AGENT, ForUser, SessionServiceDriver, decode, encode

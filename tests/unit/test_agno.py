@@ -12,7 +12,7 @@ from agno.models.message import Message as AgnoMessage
 
 import agno.db.redis  # noqa: F401  (the framework is recognised only once imported)
 from memory_regression.contract.adapter import StoreAdapter
-from memory_regression.contract.binding import AppendForm
+from memory_regression.contract.codecs import AppendForm
 from memory_regression.contract.capabilities import Capability, detect
 from memory_regression.contract.rules import Message
 from memory_regression.errors import UsageError

@@ -6,7 +6,8 @@ import warnings
 
 import pytest
 
-from memory_regression.contract.binding import AppendForm, bind_store
+from memory_regression.contract.codecs import AppendForm
+from memory_regression.contract.binding import bind_store
 from memory_regression.contract.rules import Message
 from memory_regression.errors import UsageError
 from memory_regression.contract.loader import load_object

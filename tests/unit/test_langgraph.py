@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 import langgraph.checkpoint.redis  # noqa: F401  (the framework is recognised only once imported)
-from memory_regression.contract.binding import AppendForm
+from memory_regression.contract.codecs import AppendForm
 from memory_regression.contract.capabilities import Capability, detect
 from memory_regression.frameworks.langgraph import SERIAL, AsyncGraphDriver, GraphDriver, constructor
 from tests.unit.test_frameworks import bound

@@ -4,7 +4,8 @@ store built per session, and a default blamed only on a parameter named as a win
 
 import pytest
 
-from memory_regression.contract.binding import AppendForm, bind_store, inspect_parameters
+from memory_regression.contract.codecs import AppendForm
+from memory_regression.contract.binding import bind_store, inspect_parameters
 from memory_regression.contract.connection_choice import choose
 from memory_regression.errors import UsageError
 from memory_regression.settings import Settings, parse_store_params

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_regression.contract.rules import Message
-from memory_regression.reference.diagnosis import (compaction_problem, diagnose, fresh_instance_loads, lost_after,
-    window_problem)
+from memory_regression.reference.window_problems import compaction_problem, window_problem
+from memory_regression.reference.diagnosis import diagnose, fresh_instance_loads, lost_after
 from memory_regression.reference.model import (POLICIES, SUFFIX, WindowPolicy, compacted_window, count_window,
     expected_count_window, expected_token_window, summarised, summarize, token_budget)
 
