@@ -1,5 +1,5 @@
 """Write the options' table of docs/running.md and the inputs of action.yml from the runner's options
-(``memory_regression/settings.py``'s ``OPTIONS``: each flag's help, default and documentation), so that
+(``memory_regression/options.py``'s ``OPTIONS``: each flag's help, default and documentation), so that
 the command line, the action and the docs are one source. ``tests/unit/test_docs.py`` fails when either
 file is not what this writes:
 
@@ -17,14 +17,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memory_regression.reports.github import input_namer  # noqa: E402
-from memory_regression.settings import OPTIONS  # noqa: E402
+from memory_regression.options import OPTIONS  # noqa: E402
 
 RUNNING = ROOT / "docs" / "running.md"
 ACTION = ROOT / "action.yml"
 TABLE_HEAD = "| option | default | meaning |\n|---|---|---|\n"
 TABLE_END = "\n\n<!-- the table above is written by docs/build_options.py -->"
 INPUTS_HEAD = ("inputs:\n"
-               "  # Written by docs/build_options.py from the runner's options (memory_regression/settings.py): edit\n"
+               "  # Written by docs/build_options.py from the runner's options (memory_regression/options.py): edit\n"
                "  # those, then run it. Each input is the flag of its name; each may instead be kept in the\n"
                "  # [tool.memory-regression] table of working-directory's pyproject.toml, and an input given wins\n"
                "  # over it. No input has a default here: GitHub passes a default as if it were given.\n")

@@ -202,7 +202,8 @@ class Runner:
         from .contract.specs import check_spec
         from .redaction import Redactor, url_secrets
         from .reports.results import Status
-        from .settings import OPTIONS, Settings, parse_timeout
+        from .options import OPTIONS
+        from .settings import Settings, parse_timeout
 
         args = self.argv
         before, after = (args[:args.index("--")], args[args.index("--") + 1:]) if "--" in args else (args, [])
@@ -361,7 +362,7 @@ class Runner:
             print(f"memory-regression: {summary.status}: {summary.message}", file=sys.stderr, flush=True)
         if self.listing and (listed or summary.fixes) and self.values is not None:
             from .runner.project_table import render
-            from .settings import OPTIONS
+            from .options import OPTIONS
             kept = render(self.values, OPTIONS, summary.fixes)   # what to keep in pyproject.toml, fixes applied
             fixed = ", with the fixes above," if summary.fixes else ""
             try:

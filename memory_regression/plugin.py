@@ -27,7 +27,8 @@ from .runner.interrupts import INTERRUPTS
 from .redaction import Redactor
 from .reports.results import RunSummary, Status
 from .runner.run import WORKER_INPUT, SuiteRun
-from .settings import SUITE_OPTIONS, Settings
+from .options import SUITE_OPTIONS
+from .settings import Settings
 from .runner.supervisor import WorkerChannel, dump_path
 from .worker.plugin import ScenarioWorker
 from .harness.writers import prepare_worker_process

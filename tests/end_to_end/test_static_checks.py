@@ -14,7 +14,7 @@ import yaml
 
 from memory_regression.reports import github
 from memory_regression.reports.results import RunSummary
-from memory_regression.settings import OPTIONS
+from memory_regression.options import OPTIONS
 from tests.conftest import ROOT, unavailable
 
 WORKFLOWS = sorted(str(p.relative_to(ROOT)) for p in [*ROOT.glob(".github/workflows/*.yml"),

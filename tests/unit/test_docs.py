@@ -73,7 +73,7 @@ def test_the_options_table_and_the_actions_inputs_are_the_runners_options():
     build = runpy.run_path(str(ROOT / "docs" / "build_options.py"))
     running, action = build["RUNNING"].read_text(encoding="utf-8"), build["ACTION"].read_text(encoding="utf-8")
     assert build["rewritten"](running, action) == (running, action), "run: python docs/build_options.py"
-    from memory_regression.settings import OPTIONS
+    from memory_regression.options import OPTIONS
     inputs = yaml.safe_load(action)["inputs"]
     assert list(inputs) == [option.flag.lstrip("-") for option in OPTIONS] + ["pytest-args"]
     assert all(f"| `{option.flag}" in running and option.doc for option in OPTIONS)

@@ -8,7 +8,7 @@ from memory_regression.runner import project_table
 from memory_regression.contract.binding import bind_store
 from memory_regression.errors import UsageError
 from memory_regression.contract.proposals import BindingError, contract_parameter_of, role_of
-from memory_regression.settings import OPTIONS, defaults
+from memory_regression.options import OPTIONS, defaults
 from tests.stores.new_user import ConversationMemory
 
 
