@@ -15,155 +15,44 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import json
 import os
 import shlex
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, NoReturn
+from typing import Any, Callable, Mapping
 
 from .runner import utf8_mode
 from .runner.interrupts import INTERRUPTS
+from .reports.ownership import hand_over
+from .runner.command_line import (ArgumentsRejected, attached_values, keyword_expressions, keyword_problem, parser_of,
+                                  rejected_arguments, writes_outside)
 
 PYTEST_PLUGINS = ("xdist", "metadata", "html")   # pytest-xdist, and pytest-html with what it needs
 
 
-class ArgumentsRejected(Exception):
-    """The command line cannot be read; the message says what to fix (a usage error, exit 2)."""
+@dataclass(frozen=True)
+class _Given:
+    """The options as the runner was given them (:meth:`Runner._options`)."""
+
+    values: dict[str, Any]
+    after: list[str]            # pytest's own arguments (after --, and an action's pytest-args input)
+    in_action: bool
+    pytest_from_inputs: bool    # some of those came from the pytest-args input
+    kept: bool                  # the project's table gave some
+    problem: str | None         # what is wrong with them, said once the reports have somewhere to go
+    parser: argparse.ArgumentParser
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise ArgumentsRejected(message)
+@dataclass(frozen=True)
+class _Plan:
+    """What the run is, every option checked (:meth:`Runner._plan`)."""
 
-
-def _parser(options: Any, contract: str) -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="memory-regression", add_help=False, allow_abbrev=False,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage="memory-regression --store SPEC [options] [-k EXPR] [-x] [-- PYTEST ARGS]",
-        description="Run the memory-regression suite against your store and a real Redis server.",
-        epilog=f"The store contract:\n{contract}\n\n"
-               "Everything after -- goes to pytest (for example: -- -n 0 --pdb). Inside a GitHub Action, "
-               "inputs named\nlike the flags (window-sizes, pytest-args, ...) fill in the flags not given.\n"
-               "Exit status: 0 passed, 1 failed (or did not finish), 2 usage error (or reports not written),\n"
-               "3 Redis unavailable, 130 interrupted.")
-    parser.add_argument("-h", "--help", action="store_true", help="show this help and exit")
-    parser.add_argument("--version", action="store_true", help="print the version and exit")
-    parser.add_argument("--list", action="store_true",
-                        help="bind the store and list its capabilities, the profiles, and the scenarios "
-                             "that would run or be skipped, without running any (writes no report)")
-    for option in options:
-        if option.is_switch:
-            parser.add_argument(option.flag, dest=option.key, action="store_true", help=option.help)
-        else:
-            parser.add_argument(option.flag, dest=option.key, default=option.default, metavar=option.metavar,
-                                help=f"{option.help} (default: {option.default})"
-                                if option.default is not None else option.help)
-    parser.add_argument("-k", dest="keyword", metavar="EXPR", help="run only the scenarios whose names match "
-                        "EXPR (pytest -k), for example -k 'count_window or ttl'")
-    parser.add_argument("-x", dest="exitfirst", action="store_true", help="stop at the first failing scenario")
-    return parser
-
-
-def attached_values(args: list[str], value_flags: set[str]) -> list[str]:
-    """``--groups -concurrency`` as ``--groups=-concurrency``: argparse takes an argument that starts
-    with a single '-' for a flag of its own, not for the value of the flag before it."""
-    attached: list[str] = []
-    for arg in args:
-        if attached and attached[-1] in value_flags and arg.startswith("-") and not arg.startswith("--"):
-            attached[-1] = f"{attached[-1]}={arg}"
-        else:
-            attached.append(arg)
-    return attached
-
-
-def rejected_arguments(rest: list[str], parser: argparse.ArgumentParser) -> str:
-    """What to say about arguments the runner does not know, with the closest flag it does."""
-    first = rest[0]
-    if not first.startswith("-"):
-        hint = f"; to name the store, give --store {first}" if ":" in first else ""
-        return f"unexpected argument {first!r}: options take the form --name VALUE{hint}"
-    name = first.partition("=")[0]
-    flags = [flag for action in parser._actions for flag in action.option_strings]
-    close = difflib.get_close_matches(name, flags, n=1)
-    hint = f"; did you mean {close[0]}?" if close else ""
-    return (f"unknown option {name}{hint} (see memory-regression --help; pytest's own options go after --, "
-            "for example: -- -n 0)")
-
-
-def keyword_expressions(values: Mapping[str, Any], pytest_args: list[str]) -> list[str]:
-    """The -k expressions of a run: the runner's own, and any among the pytest arguments."""
-    found = [values["keyword"]] if values.get("keyword") else []
-    for index, arg in enumerate(pytest_args):
-        if arg == "-k" and index + 1 < len(pytest_args):
-            found.append(pytest_args[index + 1])
-        elif arg.startswith("-k") and len(arg) > 2:
-            found.append(arg[2:])
-    return found
-
-
-# pytest's options that write a file or a directory where they are told (the runner gives junit.xml and
-# report.html their places itself), each with what it writes when given no value
-WRITING_OPTIONS = {"--basetemp": None, "--debug": "pytestdebug.log", "--junit-xml": None, "--junitxml": None,
-                   "--html": None, "--report-log": None, "--log-file": None}
-
-
-def writes_outside(pytest_args: list[str], report_dir: Path, workdir: Path) -> str | None:
-    """What is wrong with pytest arguments that would write outside the report directory (pytest
-    empties a --basetemp it is given, whatever it holds), said before the run starts; None if none do."""
-    for index, arg in enumerate(pytest_args):
-        flag, equals, value = arg.partition("=")
-        if flag not in WRITING_OPTIONS:
-            continue
-        if not equals:
-            following = pytest_args[index + 1] if index + 1 < len(pytest_args) else None
-            takes_next = WRITING_OPTIONS[flag] is None or (following is not None and not following.startswith("-"))
-            value = following if takes_next and following is not None else WRITING_OPTIONS[flag]
-        if value is None:
-            continue   # pytest says what is missing
-        target = (workdir / value).resolve()
-        if target != report_dir and report_dir not in target.parents:
-            return (f"pytest's {flag} {value!r} would write outside the report directory {report_dir}"
-                    + (" (pytest empties the directory a --basetemp names)" if flag == "--basetemp" else "")
-                    + ": give a path under the report directory, or leave it out")
-    return None
-
-
-def keyword_problem(expression: str) -> str | None:
-    """What is wrong with a -k expression pytest cannot read, said before the run starts: the workers
-    read it, and a worker that cannot stops the run with an internal error. None when pytest reads it."""
-    try:
-        from _pytest.mark.expression import Expression
-    except ImportError:   # another pytest: it will say so itself
-        return None
-    try:
-        Expression.compile(expression)
-    except SyntaxError as exc:
-        hint = (" and no '=': a window is chosen with --window-sizes (--window-sizes 5 runs N=5 only)"
-                if "=" in expression else "")
-        return (f"-k {expression!r}: pytest cannot read it ({exc.msg}, at column {exc.offset}); -k takes words of "
-                f"the scenarios' ids joined with and, or, not and parentheses{hint}")
-    return None
-
-
-def hand_over(paths: list[Path], workdir: Path) -> None:
-    """Give what the run wrote to the owner of the working directory when we run as root (a
-    container), so the user, or a later workflow step, can read and delete it. Only the files and
-    directories the run wrote are touched, and a symlink is never followed."""
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return
-    owner = workdir.stat()
-    if owner.st_uid == 0:
-        return
-    for path in paths:
-        try:
-            if not path.is_symlink():
-                os.chown(path, owner.st_uid, owner.st_gid, follow_symlinks=False)
-        except OSError:
-            pass
+    settings: Any
+    run_timeout: float
+    baseline: tuple[str, dict, Any] | None
+    requirements: list[str] | None
 
 
 class Runner:
@@ -191,23 +80,46 @@ class Runner:
     def start(self, stack: contextlib.ExitStack) -> int | None:
         """Everything up to the end of the pytest session; an exit status when there is nothing to
         run (--help, --version, no arguments at all)."""
-        from .reports import github, files as reports
-        from .runner import project_table
-        from .runner import requirements as requirements_module
-        from .reports.baseline import DEFAULT_FAIL_ON, check_fail_on
-        from .reports.baseline_file import DEADLINE_S, load_baseline
+        from .errors import UsageError
+        from .reports.results import Status
+
+        given = self._options()
+        values = given.values
+        if not self.argv and not given.in_action and not given.kept and not given.problem:
+            print(given.parser.format_usage() + "memory-regression: error: give the store to test, for example "
+                  "--store app/memory.py:ChatMemory, or keep it in pyproject.toml's [tool.memory-regression] "
+                  "table (see memory-regression --help)", file=sys.stderr)
+            return int(Status.USAGE_ERROR.exit_code)
+        if values.get("help"):
+            given.parser.print_help()
+            return 0
+        if values.get("version"):
+            from . import __version__
+            print(f"memory-regression {__version__}")
+            return 0
+        self._guard(values, stack)
+        try:
+            plan = self._plan(values, given)
+            self._prepare(plan)
+        except UsageError as exc:
+            self.stopped = (Status.USAGE_ERROR, str(exc))
+            return None
+        self._launch(plan, given)
+        return None
+
+    def _options(self) -> "_Given":
+        """The options as given: the arguments (an action's inputs among them, where it runs as one), then the
+        project's [tool.memory-regression] table under them; a problem with any of them is kept for later,
+        when the reports have somewhere to go."""
         from .errors import UsageError
         from .contract.rules import contract_summary
-        from .runner.credentials import withdraw
-        from .contract.specs import check_spec
-        from .redaction import Redactor, url_secrets
-        from .reports.results import Status
         from .options import OPTIONS
-        from .settings import Settings, parse_timeout
+        from .reports import github
+        from .runner import project_table
 
         args = self.argv
         before, after = (args[:args.index("--")], args[args.index("--") + 1:]) if "--" in args else (args, [])
-        parser = _parser(OPTIONS, contract_summary())
+        parser = parser_of(OPTIONS, contract_summary())
         in_action, pytest_from_inputs = github.runs_as_action(self.environ), []
         if in_action:   # messages name the inputs the values came from, not flags nobody typed
             typed = {arg.partition("=")[0] for arg in before}
@@ -226,21 +138,18 @@ class Runner:
             kept = project_table.read(Path(values["working_directory"] or "."), OPTIONS)
         except UsageError as exc:
             kept, problem = {}, problem or str(exc)
-        given = {arg.partition("=")[0] for arg in before}
-        values.update({key: value for key, value in kept.items() if f"--{key.replace('_', '-')}" not in given})
+        flags = {arg.partition("=")[0] for arg in before}
+        values.update({key: value for key, value in kept.items() if f"--{key.replace('_', '-')}" not in flags})
         self.values = values
-        if not args and not in_action and not kept and not problem:
-            print(parser.format_usage() + "memory-regression: error: give the store to test, for example "
-                  "--store app/memory.py:ChatMemory, or keep it in pyproject.toml's [tool.memory-regression] "
-                  "table (see memory-regression --help)", file=sys.stderr)
-            return int(Status.USAGE_ERROR.exit_code)
-        if values.get("help"):
-            parser.print_help()
-            return 0
-        if values.get("version"):
-            from . import __version__
-            print(f"memory-regression {__version__}")
-            return 0
+        return _Given(values, after, in_action, bool(pytest_from_inputs), bool(kept), problem, parser)
+
+    def _guard(self, values: dict[str, Any], stack: contextlib.ExitStack) -> None:
+        """Before anything of the run starts: the CI credentials withdrawn from the environment, the secrets
+        the output must never show (masked on GitHub, where the step's log is as public as the action's)."""
+        from .redaction import Redactor, url_secrets
+        from .reports import github, files as reports
+        from .runner.credentials import withdraw
+
         self.listing = values["list"]
         self.paths = None if self.listing else reports.ReportPaths(self.workdir / values["report_dir"])
         INTERRUPTS.check()   # from here on, an interrupt has reports to go to
@@ -248,89 +157,103 @@ class Runner:
         self.credentials = withdraw()   # before any process of the run starts: none inherits them
         urls = [*str(values["redis"]).split(","), str(values["service_url"] or "")]
         self.redactor = Redactor([*(secret for entry in urls for secret in url_secrets(entry)), *self.credentials])
-        if github.is_github_actions(self.environ):   # a run: step's log is as public as the action's
+        if github.is_github_actions(self.environ):
             for secret in self.redactor.secrets:
                 print(github.mask(secret), flush=True)
             stack.enter_context(github.commands_stopped())
+
+    def _plan(self, values: dict[str, Any], given: "_Given") -> "_Plan":
+        """Every option checked, from the working directory (entered here), with the report directory
+        prepared: a UsageError saying what to fix, the first found."""
+        from .errors import UsageError
+        from .reports import files as reports
+        from .reports.baseline import DEFAULT_FAIL_ON, check_fail_on
+        from .reports.baseline_file import DEADLINE_S, load_baseline
+        from .runner import requirements
+        from .settings import Settings, parse_timeout
+
         if values["working_directory"]:
             try:
                 os.chdir(values["working_directory"])
             except OSError as exc:
-                self.stopped = (Status.USAGE_ERROR,
-                                f"--working-directory {values['working_directory']!r}: {exc.strerror}")
-                return None
+                raise UsageError(f"--working-directory {values['working_directory']!r}: {exc.strerror}") from None
         self.workdir = Path.cwd()
-        try:
-            if not self.listing:
-                self.paths = reports.ReportPaths(self.workdir / values["report_dir"])
-                self.created = reports.prepare_report_dir(self.paths, values["report_dir"])
-            problem = problem or next(filter(None, map(keyword_problem, keyword_expressions(values, after))), None)
-            if not problem and self.paths is not None:
-                problem = writes_outside(after, self.paths.directory.resolve(), self.workdir)
+        if not self.listing:
+            self.paths = reports.ReportPaths(self.workdir / values["report_dir"])
+            self.created = reports.prepare_report_dir(self.paths, values["report_dir"])
+        problem = given.problem or next(filter(None, map(keyword_problem, keyword_expressions(values, given.after))),
+                                        None)
+        if not problem and self.paths is not None:
+            problem = writes_outside(given.after, self.paths.directory.resolve(), self.workdir)
+        if problem:
+            raise UsageError(problem)
+        settings = Settings.from_mapping(values, self.workdir)
+        run_timeout = parse_timeout(values["run_timeout"], "--run-timeout")
+        fail_on_failure = str(values["fail_on_failure"]).strip().lower()
+        if fail_on_failure not in ("true", "false"):
+            raise UsageError(f"--fail-on-failure {values['fail_on_failure']!r}: use true or false")
+        self.fail_on_failure = fail_on_failure == "true"
+        if values["write_baseline"]:
+            target = self.workdir / values["write_baseline"]
+            if not target.parent.is_dir():
+                raise UsageError(f"--write-baseline {values['write_baseline']!r}: its directory "
+                                 f"{str(target.parent)!r} does not exist")
+            self.write_baseline = (values["write_baseline"], target)
+        fail_on = check_fail_on(values["fail_on_regression"] or ",".join(DEFAULT_FAIL_ON))
+        if values["fail_on_regression"] and not values["baseline"]:   # a workflow's first run has no baseline yet
+            print(self.phrase("memory-regression: --fail-on-regression applies to a run compared with a "
+                              "baseline; without --baseline this run fails on any failing scenario"),
+                  file=sys.stderr, flush=True)
+        with INTERRUPTS.raising():   # a pipe may take its time: Ctrl-C and SIGTERM end the wait
+            baseline = ((values["baseline"], load_baseline(self.workdir / values["baseline"], values["baseline"],
+                                                           min(DEADLINE_S, run_timeout)),
+                         fail_on) if values["baseline"] else None)
+        pip = requirements.pip_arguments(values["requirements"], self.workdir) if values["requirements"] else None
+        return _Plan(settings, run_timeout, baseline, pip)
+
+    def _prepare(self, plan: "_Plan") -> None:
+        """The store's requirements installed, then its spec checked from its source: a typo is said before
+        Redis and the workers start, after the requirements, which may provide the store's package, or Node.js."""
+        from .contract.specs import check_spec
+        from .errors import UsageError
+        from .runner import requirements
+
+        if plan.requirements:
+            with INTERRUPTS.raising():
+                problem = requirements.install_requirements(plan.requirements)
             if problem:
                 raise UsageError(problem)
-            settings = Settings.from_mapping(values, self.workdir)
-            run_timeout = parse_timeout(values["run_timeout"], "--run-timeout")
-            fail_on_failure = str(values["fail_on_failure"]).strip().lower()
-            if fail_on_failure not in ("true", "false"):
-                raise UsageError(f"--fail-on-failure {values['fail_on_failure']!r}: use true or false")
-            self.fail_on_failure = fail_on_failure == "true"
-            if values["write_baseline"]:
-                target = self.workdir / values["write_baseline"]
-                if not target.parent.is_dir():
-                    raise UsageError(f"--write-baseline {values['write_baseline']!r}: its directory "
-                                     f"{str(target.parent)!r} does not exist")
-                self.write_baseline = (values["write_baseline"], target)
-            fail_on = check_fail_on(values["fail_on_regression"] or ",".join(DEFAULT_FAIL_ON))
-            if values["fail_on_regression"] and not values["baseline"]:   # a workflow's first run has no baseline yet
-                print(self.phrase("memory-regression: --fail-on-regression applies to a run compared with a "
-                                  "baseline; without --baseline this run fails on any failing scenario"),
-                      file=sys.stderr, flush=True)
-            with INTERRUPTS.raising():   # a pipe may take its time: Ctrl-C and SIGTERM end the wait
-                baseline = ((values["baseline"], load_baseline(self.workdir / values["baseline"], values["baseline"],
-                                                               min(DEADLINE_S, run_timeout)),
-                             fail_on) if values["baseline"] else None)
-            requirements = (requirements_module.pip_arguments(values["requirements"], self.workdir)
-                            if values["requirements"] else None)
-        except UsageError as exc:
-            self.stopped = (Status.USAGE_ERROR, str(exc))
-            return None
-        if requirements:
-            with INTERRUPTS.raising():
-                problem = requirements_module.install_requirements(requirements)
-            if problem:
-                self.stopped = (Status.USAGE_ERROR, problem)
-                return None
-        try:   # a typo is said before Redis and the workers start; after the requirements, which may provide
-            check_spec(settings.store_spec, self.workdir)   # the store's package, or Node.js
-        except UsageError as exc:
-            self.stopped = (Status.USAGE_ERROR, str(exc))
-            return None
+        check_spec(plan.settings.store_spec, self.workdir)
 
+    def _launch(self, plan: "_Plan", given: "_Given") -> None:
+        """The pytest session of the run: the suite's scenarios, with only the plugins it uses, in the
+        runner and its workers (other pytest plugins the environment has, and their start-up time, stay
+        out of the scenarios)."""
         import pytest
 
         from .plugin import suite_directory
+        from .reports import github
+        from .reports.results import Status
         from .runner.run import SuiteRun
 
         INTERRUPTS.check()
-        self.run = SuiteRun(settings, listing=self.listing, phrase=self.phrase, secrets=self.credentials,
+        self.run = SuiteRun(plan.settings, listing=self.listing, phrase=self.phrase, secrets=self.credentials,
                             source_root=github.workspace_dir(self.environ), owns_process=True,
-                            run_timeout=run_timeout, baseline=baseline)
+                            run_timeout=plan.run_timeout, baseline=plan.baseline)
         suite = suite_directory()
-        # only the plugins the suite uses, in the runner and its workers: other pytest plugins the
-        # environment has (and their start-up time) stay out of the scenarios
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         plugins = [arg for name in PYTEST_PLUGINS for arg in ("-p", name)]
+        values = given.values
         selection = [*(["-k", values["keyword"]] if values["keyword"] else []),
                      *(["-x"] if values["exitfirst"] else [])]
         output = ["-p", "no:terminal"] if self.listing else ["-v", "--tb=short"]   # a listing is printed at the end
         pytest.main([str(suite), "-c", str(suite / "pytest.ini"), "--rootdir", str(suite), *plugins, *output,
-                     *selection, *after], plugins=[self.run])
+                     *selection, *given.after], plugins=[self.run])
         if not self.run.configured:   # pytest refused the arguments before the run began
-            given = "the pytest-args input" if in_action and pytest_from_inputs else "the arguments after --"
-            self.run.stop(Status.USAGE_ERROR, f"pytest did not accept {given} ({shlex.join(after)}): "
+            from_inputs = given.in_action and given.pytest_from_inputs
+            named = "the pytest-args input" if from_inputs else "the arguments after --"
+            self.run.stop(Status.USAGE_ERROR, f"pytest did not accept {named} ({shlex.join(given.after)}): "
                                               f"{self.run.rejected or 'see its message above'}")
-        return None
 
     def finish(self) -> int:
         """Write what is left to write, hand the files over, publish on GitHub, and say the status:
