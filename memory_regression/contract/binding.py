@@ -218,26 +218,18 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
     with the option that fixes it where the store's names tell. ``ungiven``: the contract parameters
     this run does not give (its option was left out), each with the option that gives it: a factory
     that requires one is a usage error saying so."""
-
     own = framework_of(factory)
     if own is not None and own.constructor is not None:   # the framework's own class, built from the contract's
         factory = own.constructor(factory)
     problems = Problems(spec)
     found = problems.check(inspect_parameters, spec, factory, mapping)
-    target = factory if inspect.isclass(factory) else None
-    if target is None:
-        returned = inspect.signature(factory).return_annotation
-        target = returned if inspect.isclass(returned) and returned is not inspect.Signature.empty else None
+    target = _declared_target(factory)
     if found is None and target is None:   # no store can be built to inspect until its parameters are right
         problems.raise_any()
     parameters, var_kwargs, unfilled = found or ({}, False, {})
-    for canonical, option in (ungiven or {}).items():
-        for name in parameters.get(canonical, ()):
-            if inspect.signature(factory).parameters[name].default is inspect.Parameter.empty:
-                problems.found.append(UsageError(f"--store {spec!r} requires {name!r}, the contract's {canonical}, "
-                                                 f"which this run does not give: give it with {option}"))
-            if target is None:   # no store can be built to inspect without it
-                problems.raise_any()
+    problems.found += _required_ungiven(spec, factory, parameters, ungiven or {})
+    if problems.found and target is None:   # no store can be built to inspect without them
+        problems.raise_any()
     # a per-session store: one that takes session_id, or whose parameter a proposal maps onto it
     per_session = "session_id" in parameters or any(
         mapping.endswith("=session_id") for mapping in fixes_of(problems.found).get("store_params", "").split(","))
@@ -246,19 +238,50 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
     program = getattr(factory, "program", None)
     if isinstance(program, Program):   # the factory that stands for a program: what it says it is (.foreign)
         binding.language, binding.framework = program.language, program.framework
-    probe = None
-    if target is None:
-        try:
-            probe = build_probe(binding)
-        except (KeyboardInterrupt, UsageError):   # a UsageError says already what to fix
-            raise
-        except BaseException as exc:  # SystemExit included
-            raise UsageError(
-                f"--store {spec!r}: the factory raised while building a store to inspect:\n"
-                f"{user_traceback(exc)}") from None
-        target = probe
-    session = () if binding.per_session else ("session_id",)
+    target = target if target is not None else _probe(spec, binding, build_probe)
     taken = frozenset(filter(None, method_overrides.values()))
+    target = _bind_members(binding, target, method_overrides, problems, taken)
+    _check_shapes(binding, target, problems)
+    binding.proposals = proposals_for(binding, target, taken)   # the probe is closed by who built it
+    problems.raise_any(binding.proposals)
+    return binding
+
+
+def _declared_target(factory: Any) -> type | None:
+    """The class the factory builds, where it says so (a class, or a return annotation); else None."""
+    if inspect.isclass(factory):
+        return factory
+    returned = inspect.signature(factory).return_annotation
+    return returned if inspect.isclass(returned) and returned is not inspect.Signature.empty else None
+
+
+def _required_ungiven(spec: str, factory: Any, parameters: dict[str, tuple[str, ...]],
+                      ungiven: dict[str, str]) -> list[UsageError]:
+    """A usage error for each parameter the factory requires that the run does not give (``ungiven``)."""
+    signature = inspect.signature(factory).parameters
+    return [UsageError(f"--store {spec!r} requires {name!r}, the contract's {canonical}, which this run does not "
+                       f"give: give it with {option}")
+            for canonical, option in ungiven.items() for name in parameters.get(canonical, ())
+            if signature[name].default is inspect.Parameter.empty]
+
+
+def _probe(spec: str, binding: StoreBinding, build_probe: Callable[[StoreBinding], Any]) -> Any:
+    """A store built only to look at its methods; what building it raised, a usage error."""
+    try:
+        return build_probe(binding)
+    except (KeyboardInterrupt, UsageError):   # a UsageError says already what to fix
+        raise
+    except BaseException as exc:  # SystemExit included
+        raise UsageError(f"--store {spec!r}: the factory raised while building a store to inspect:\n"
+                         f"{user_traceback(exc)}") from None
+
+
+def _bind_members(binding: StoreBinding, target: Any, method_overrides: dict[str, str | None], problems: Problems,
+                  taken: frozenset[str]) -> Any:
+    """The store's append, load and optional members, found by name or given (a framework's are its
+    own), and how append takes a message; returns what the suite calls them on (the store, or the
+    class that drives a framework's)."""
+    session = () if binding.per_session else ("session_id",)
     framework = framework_of(target if inspect.isclass(target) else type(target))
     if framework is not None:
         target = _bind_framework(binding, framework, target, method_overrides)
@@ -273,13 +296,19 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
         if binding.append_method:
             binding.append_form, binding.codec = _append_form(target, binding.append_method, binding.per_session)
             if binding.codec not in (ROLE_AND_CONTENT, DICTS):
-                problems.check(_builds_messages, spec, binding)
+                problems.check(_builds_messages, binding.spec, binding)
     for role, member in OPTIONAL_MEMBERS.items():   # a framework's clear is its own
         binding.members[role] = binding.members[role] or problems.check(
             _find_method, target, method_overrides.get(role), member.names, role, False)
     binding.summary_in_window = bool(getattr(target, SUMMARY_IN_WINDOW, True))
     names = [n for n in (binding.append_method, binding.load_method, *binding.members.values()) if n]
     binding.is_async = any(inspect.iscoroutinefunction(getattr(target, n, None)) for n in names)
+    return target
+
+
+def _check_shapes(binding: StoreBinding, target: Any, problems: Problems) -> None:
+    """Each member the suite will call can be called as it will be, and takes a tenant where it does."""
+    session = () if binding.per_session else ("session_id",)
     message = {AppendForm.ROLE_CONTENT: ("role", "content"), AppendForm.MESSAGE: ("message",),
                AppendForm.MESSAGES: ("messages",)}[binding.append_form]
     shapes = [(binding.append_method, "append", session + message)]
@@ -288,12 +317,9 @@ def bind_store(spec: str, factory: Any, source_file: Path | None,
     shapes += [(name, role, session) for role, name in binding.members.items()]
     for name, role, arguments in shapes:
         if name:
-            problems.check(_check_call_shape, spec, target, name, role, arguments)
+            problems.check(_check_call_shape, binding.spec, target, name, role, arguments)
             if not binding.framework and tenant_parameters(target, name):
                 binding.tenant_arguments[name] = tenant_parameters(target, name)
-    binding.proposals = proposals_for(binding, target, taken)   # the probe is closed by who built it
-    problems.raise_any(binding.proposals)
-    return binding
 
 
 def _callable_as(target: Any, name: str, arguments: tuple[str, ...]) -> bool:

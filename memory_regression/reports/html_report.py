@@ -68,15 +68,6 @@ def html_summary(summary: RunSummary) -> list[str]:
     pytest-html's "N tests took" line: that counts only passes and failures, not skips and errors),
     the first failures, each with its reason and its expected against actual, the run's facts, the
     matrix (each cell a link to its scenario's row in the results table) and a legend for it."""
-    items = [("Store", summary.store), ("Shape", summary.shape), ("Capabilities", ", ".join(summary.capabilities)),
-             ("Conformance level", summary.conformance_level), ("Redis", summary.backend),
-             ("Groups", describe_groups(summary.groups) if summary.groups else None),
-             ("Parameters the suite does not fill", summary.unfilled or None),
-             *(("Observed", text) for text in summary.observations),
-             *(("Proposed", text) for text in summary.proposals),
-             *(("Left running after the run, killed", text) for text in summary.leftovers)]
-    items += [(f"Profile {p['name']}", f"budget {p['max_tokens']} tokens, counter {p['counter']}")
-              for p in summary.profiles]
     kind = summary.status.value if summary.status in (Status.PASSED, Status.FAILED) else "other"
     banner = [f"<p class='memory-status'>{html.escape(summary.status.value)}</p>"]
     if summary.results:
@@ -92,26 +83,49 @@ def html_summary(summary: RunSummary) -> list[str]:
         parts.append(f"<div class='memory-differs'><p><b>The engines differ on {len(differences)} scenarios:</b></p>"
                      "<ul>" + "".join(f"<li><b>{html.escape(d['case'])}</b>: {html.escape(d['message'])}</li>"
                                       for d in differences) + "</ul></div>")
-    parts.append("<ul>" + "".join(f"<li><b>{html.escape(k)}:</b> {html.escape(str(v))}</li>"
-                                  for k, v in items if v) + "</ul>")
-    columns, rows = summary.matrix()
-    if rows:
-        nodeids = {(r.scenario, r.point or NO_POINT, r.engine): r.nodeid for r in summary.results}
-        parts.append("<table class='memory-matrix'><tr><th>group</th><th>scenario</th>"
-                     + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>")
-        for group, scenario, cells in rows:
-            parts.append(f"<tr><td>{html.escape(group)}</td><td>{html.escape(scenario)}</td>"
-                         + "".join(_cell(cells.get(c), bool(summary.engines),
-                                         lambda engine, c=c, scenario=scenario: nodeids.get((scenario, c, engine)))
-                                   for c in columns) + "</tr>")
-        parts += ["</table>", _legend(columns, summary)]
-    parts += figures_html(summary)
+    parts += [_facts(summary), *_matrix(summary), *figures_html(summary)]
     if summary.comparison is not None:
         parts.append(f"<div class='memory-comparison'><p><b>{html.escape(baseline.headline(summary.comparison))}</b>"
                      "</p><ul>" + "".join(f"<li><b>{html.escape(words)}</b> ({len(items)}): "
                                          + ", ".join(html.escape(item) for item in items) + "</li>"
                                          for words, items in baseline.sections(summary.comparison))
                      + "</ul>" + _figure_changes(summary.comparison["figures"]) + "</div>")
+    return [*parts, *_notes(summary), "</div>"]
+
+
+def _facts(summary: RunSummary) -> str:
+    """The run's facts: the store as bound and observed, the server, the groups and the profiles."""
+    items = [("Store", summary.store), ("Shape", summary.shape), ("Capabilities", ", ".join(summary.capabilities)),
+             ("Conformance level", summary.conformance_level), ("Redis", summary.backend),
+             ("Groups", describe_groups(summary.groups) if summary.groups else None),
+             ("Parameters the suite does not fill", summary.unfilled or None),
+             *(("Observed", text) for text in summary.observations),
+             *(("Proposed", text) for text in summary.proposals),
+             *(("Left running after the run, killed", text) for text in summary.leftovers)]
+    items += [(f"Profile {p['name']}", f"budget {p['max_tokens']} tokens, counter {p['counter']}")
+              for p in summary.profiles]
+    return "<ul>" + "".join(f"<li><b>{html.escape(k)}:</b> {html.escape(str(v))}</li>" for k, v in items if v) + "</ul>"
+
+
+def _matrix(summary: RunSummary) -> list[str]:
+    """The matrix, each cell a link to its scenario's row in the results table, and its legend."""
+    columns, rows = summary.matrix()
+    if not rows:
+        return []
+    nodeids = {(r.scenario, r.point or NO_POINT, r.engine): r.nodeid for r in summary.results}
+    parts = ["<table class='memory-matrix'><tr><th>group</th><th>scenario</th>"
+             + "".join(f"<th>{html.escape(c)}</th>" for c in columns) + "</tr>"]
+    for group, scenario, cells in rows:
+        parts.append(f"<tr><td>{html.escape(group)}</td><td>{html.escape(scenario)}</td>"
+                     + "".join(_cell(cells.get(c), bool(summary.engines),
+                                     lambda engine, c=c, scenario=scenario: nodeids.get((scenario, c, engine)))
+                               for c in columns) + "</tr>")
+    return [*parts, "</table>", _legend(columns, summary)]
+
+
+def _notes(summary: RunSummary) -> list[str]:
+    """The warnings and the findings, each list whole."""
+    parts = []
     warnings = summary.warnings()
     if warnings:
         parts.append("<p><b>Warnings</b> (costs and transient effects, not lost memory: they fail only with "
@@ -124,7 +138,7 @@ def html_summary(summary: RunSummary) -> list[str]:
                      "<ul class='memory-findings'>" + "".join(
                          f"<li><b>{html.escape(nodeid)}</b>: {html.escape(text)}</li>" for nodeid, text in findings)
                      + "</ul>")
-    return [*parts, "</div>"]
+    return parts
 
 
 def figures_html(summary: RunSummary) -> list[str]:

@@ -95,15 +95,41 @@ def render_markdown(summary: RunSummary) -> str:
                   "```text", _md_block(summary.message), "```", ""]
     if summary.backend_warning:
         lines += [f"> ⚠️ {_md_escape(summary.backend_warning)}", ""]
+    lines += _md_differences(summary) + _md_header(summary) + _md_matrix(summary) + render_figures_markdown(summary)
+    if summary.comparison is not None:
+        lines += ["", *render_comparison_markdown(summary.comparison)]
+    if summary.leftovers:
+        lines += ["", "**Processes the store left running after the run** (killed): "
+                  + ", ".join(f"`{_visible(text).replace('`', '')}`" for text in summary.leftovers)]
+    if summary.keys_without_ttl:
+        shown = summary.keys_without_ttl[:20]
+        lines += ["", f"Keys left without a TTL ({len(summary.keys_without_ttl)}): "
+                  + ", ".join(map(_md_code, shown))
+                  + (" ..." if len(summary.keys_without_ttl) > len(shown) else "")]
+    lines += _md_notes(summary) + _md_failures(summary)
+    text = "\n".join(lines) + "\n"
+    if len(text.encode()) > SUMMARY_MD_LIMIT:
+        cut = text.encode()[:SUMMARY_MD_LIMIT].decode(errors="ignore")
+        text = cut + "\n\n_(summary cut at 1 MiB; the HTML report and junit.xml hold everything)_\n"
+    return text
+
+
+def _md_differences(summary: RunSummary) -> list[str]:
+    """The scenarios the engines gave different verdicts on, the first of them named."""
     differences = summary.engine_differences() if summary.engines else []
-    if differences:
-        lines += [f"> {DIFFERS_MARK}**The engines differ on {len(differences)} scenarios:**"]
-        lines += [f"> - `{_md_escape(d['case']).replace('`', '')}`: {_md_escape(d['message'])}"
-                  for d in differences[:FAILURES_IN_SUMMARY]]
-        if len(differences) > FAILURES_IN_SUMMARY:
-            lines.append(f"> - ... {len(differences) - FAILURES_IN_SUMMARY} more in summary.json")
-        lines.append("")
-    lines += [
+    if not differences:
+        return []
+    lines = [f"> {DIFFERS_MARK}**The engines differ on {len(differences)} scenarios:**"]
+    lines += [f"> - `{_md_escape(d['case']).replace('`', '')}`: {_md_escape(d['message'])}"
+              for d in differences[:FAILURES_IN_SUMMARY]]
+    if len(differences) > FAILURES_IN_SUMMARY:
+        lines.append(f"> - ... {len(differences) - FAILURES_IN_SUMMARY} more in summary.json")
+    return lines + [""]
+
+
+def _md_header(summary: RunSummary) -> list[str]:
+    """What was run: the store, as bound and observed, the server, the windows, groups and profiles."""
+    lines = [
         f"- Store: `{_visible(summary.store or '(none)').replace('`', '')}`",
         f"- Capabilities: {', '.join(summary.capabilities) or 'unknown'}",
         *([f"- Shape: {_md_escape(summary.shape)}"] if summary.shape else []),
@@ -117,32 +143,31 @@ def render_markdown(summary: RunSummary) -> str:
         f"- Window policy: {summary.window_policy or NO_POINT}",
         *([f"- Groups: {describe_groups(summary.groups)}"] if summary.groups else []),
     ]
-    for profile in summary.profiles:
-        lines.append(f"- Profile `{profile['name']}`: budget {profile['max_tokens']} tokens, "
-                     f"counter {_md_escape(profile['counter'])}")
-    if summary.results:
-        lines += ["", headline(summary), ""]
-        columns, rows = summary.matrix()
-        if summary.engines:
-            lines += [f"Each cell: the outcome on {engines_line(summary)}, in that order "
-                      f"({DIFFERS_MARK}the verdicts differ).", ""]
-        lines.append("| group | scenario | " + " | ".join(_md_escape(c) for c in columns) + " |")
-        lines.append("|---|---|" + "---|" * len(columns))
-        for group, scenario, cells in rows:
-            marks = [("" if c not in cells else engine_cell(cells[c], OUTCOME_MARK, " ") if summary.engines
-                      else OUTCOME_MARK[cells[c]]) for c in columns]
-            lines.append(f"| {group} | `{scenario}` | " + " | ".join(marks) + " |")
-    lines += render_figures_markdown(summary)
-    if summary.comparison is not None:
-        lines += ["", *render_comparison_markdown(summary.comparison)]
-    if summary.leftovers:
-        lines += ["", "**Processes the store left running after the run** (killed): "
-                  + ", ".join(f"`{_visible(text).replace('`', '')}`" for text in summary.leftovers)]
-    if summary.keys_without_ttl:
-        shown = summary.keys_without_ttl[:20]
-        lines += ["", f"Keys left without a TTL ({len(summary.keys_without_ttl)}): "
-                  + ", ".join(map(_md_code, shown))
-                  + (" ..." if len(summary.keys_without_ttl) > len(shown) else "")]
+    return lines + [f"- Profile `{profile['name']}`: budget {profile['max_tokens']} tokens, "
+                    f"counter {_md_escape(profile['counter'])}" for profile in summary.profiles]
+
+
+def _md_matrix(summary: RunSummary) -> list[str]:
+    """The totals, and a row per scenario, a column per window size or profile (each cell per engine)."""
+    if not summary.results:
+        return []
+    lines = ["", headline(summary), ""]
+    columns, rows = summary.matrix()
+    if summary.engines:
+        lines += [f"Each cell: the outcome on {engines_line(summary)}, in that order "
+                  f"({DIFFERS_MARK}the verdicts differ).", ""]
+    lines.append("| group | scenario | " + " | ".join(_md_escape(c) for c in columns) + " |")
+    lines.append("|---|---|" + "---|" * len(columns))
+    for group, scenario, cells in rows:
+        marks = [("" if c not in cells else engine_cell(cells[c], OUTCOME_MARK, " ") if summary.engines
+                  else OUTCOME_MARK[cells[c]]) for c in columns]
+        lines.append(f"| {group} | `{scenario}` | " + " | ".join(marks) + " |")
+    return lines
+
+
+def _md_notes(summary: RunSummary) -> list[str]:
+    """The warnings, then the findings, each list cut at FINDINGS_SHOWN."""
+    lines: list[str] = []
     warnings = summary.warnings()
     if warnings:
         lines += ["", f"### Warnings ({len(warnings)}: costs and transient effects; they fail only with --strict)", ""]
@@ -156,19 +181,21 @@ def render_markdown(summary: RunSummary) -> str:
         lines += [f"- **{_md_escape(nodeid)}**: {_md_escape(text)}" for nodeid, text in findings[:FINDINGS_SHOWN]]
         if len(findings) > FINDINGS_SHOWN:
             lines.append(f"- ... {len(findings) - FINDINGS_SHOWN} more in summary.json")
+    return lines
+
+
+def _md_failures(summary: RunSummary) -> list[str]:
+    """The first failures, each with its expected and actual histories folded under it."""
     failures = summary.failures()
-    if failures:
-        lines += ["", f"### First failures ({min(len(failures), FAILURES_IN_SUMMARY)} of {len(failures)})", ""]
-        for result in failures[:FAILURES_IN_SUMMARY]:
-            lines += [f"**{_md_escape(result.nodeid)}**: {_md_escape(result.message)}", ""]
-            if result.details:
-                lines += ["<details><summary>expected against actual</summary>", "", "```text",
-                          _md_block(result.details), "```", "</details>", ""]
-    text = "\n".join(lines) + "\n"
-    if len(text.encode()) > SUMMARY_MD_LIMIT:
-        cut = text.encode()[:SUMMARY_MD_LIMIT].decode(errors="ignore")
-        text = cut + "\n\n_(summary cut at 1 MiB; the HTML report and junit.xml hold everything)_\n"
-    return text
+    if not failures:
+        return []
+    lines = ["", f"### First failures ({min(len(failures), FAILURES_IN_SUMMARY)} of {len(failures)})", ""]
+    for result in failures[:FAILURES_IN_SUMMARY]:
+        lines += [f"**{_md_escape(result.nodeid)}**: {_md_escape(result.message)}", ""]
+        if result.details:
+            lines += ["<details><summary>expected against actual</summary>", "", "```text",
+                      _md_block(result.details), "```", "</details>", ""]
+    return lines
 
 
 def render_listing(summary: RunSummary) -> str:
