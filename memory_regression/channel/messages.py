@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 import typing
+import dataclasses
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar, Dict, List, Optional, Union
+
+from ..groups import scenario_group
 
 MESSAGE_LIMIT = 60_000           # bytes of one datagram; a longer text is cut by the sender, the JSON kept whole
 
@@ -25,11 +28,51 @@ class Hello:
 
 
 @dataclass(frozen=True)
+class StoreDescription:
+    """The store as a worker bound it, for the reports' header: where it is defined, what it claims
+    and how it was bound, what was observed of it, and the options that would fix its binding."""
+
+    file: Optional[str]
+    line: Optional[int]
+    capabilities: List[str]
+    shape: str
+    counters: Dict[str, str]          # model profile -> its counter, as the store is told to count
+    unfilled: str                     # the parameters left at their defaults
+    observations: List[str]
+    proposals: List[str]
+    fixes: Dict[str, str]             # option key -> value
+
+
+@dataclass(frozen=True)
+class ScenarioInfo:
+    """What the reports say about a scenario: its name, group, matrix point, the capabilities it
+    requires and the guarantees it checks, and its engine ("" with one)."""
+
+    scenario: str
+    group: str
+    point: str
+    requires: List[str]
+    guarantees: List[str]
+    engine: str
+
+
+def scenario_from_nodeid(nodeid: str, engine: str = "") -> ScenarioInfo:
+    """What can be said of a scenario from its id alone (no worker described it: it crashed before it
+    started)."""
+    path, _, name = nodeid.partition("::")
+    scenario, _, point = name.partition("[")
+    point = point.rstrip("]")
+    if engine:
+        point = point.removesuffix(engine).removesuffix("-")
+    return ScenarioInfo(scenario, scenario_group(path), point, [], [], engine)
+
+
+@dataclass(frozen=True)
 class Bound:
     """The worker bound the store: how (the store's description, for the reports' header)."""
 
     kind: ClassVar[str] = "bound"
-    store: dict
+    store: StoreDescription
 
 
 @dataclass(frozen=True)
@@ -46,11 +89,11 @@ class Abort:
 
 @dataclass(frozen=True)
 class Start:
-    """A scenario starts: its node id, and what it is (``worker.scenario_info``)."""
+    """A scenario starts: its node id, and what it is."""
 
     kind: ClassVar[str] = "start"
     nodeid: str
-    scenario: dict
+    scenario: ScenarioInfo
 
 
 @dataclass(frozen=True)
@@ -85,11 +128,29 @@ def decode(data: bytes | dict[str, Any]) -> tuple[str, WorkerMessage]:
     if not isinstance(parsed, dict) or not isinstance(parsed.get("worker"), str) or parsed.get("kind") not in KINDS:
         raise ValueError("not a worker's message")
     cls = KINDS[parsed["kind"]]
-    hints = typing.get_type_hints(cls)
-    values = {}
-    for member in fields(cls):
-        value = parsed.get(member.name)
-        if not isinstance(value, hints[member.name]) or isinstance(value, bool):
-            raise ValueError(f"a {cls.kind} message without its {member.name}")
-        values[member.name] = value
-    return parsed["worker"], cls(**values)
+    return parsed["worker"], _typed(parsed, cls, f"a {cls.kind} message")
+
+
+def _typed(value: Any, hint: Any, what: str) -> Any:
+    """``value`` as ``hint`` says (a dataclass of these messages, str, int, a list or dict of them, or
+    Optional of one), checked all the way down: ``ValueError`` naming what is wrong."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise ValueError(f"{what}: not an object")
+        hints = typing.get_type_hints(hint)
+        return hint(**{member.name: _typed(value.get(member.name), hints[member.name], f"{what}'s {member.name}")
+                       for member in fields(hint)})
+    if origin is Union:   # Optional[X]
+        return None if value is None and type(None) in args else _typed(value, args[0], what)
+    if origin is list:
+        if not isinstance(value, list):
+            raise ValueError(f"{what}: not a list")
+        return [_typed(item, args[0], what) for item in value]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ValueError(f"{what}: not an object")
+        return {_typed(key, args[0], what): _typed(item, args[1], what) for key, item in value.items()}
+    if not isinstance(value, hint) or isinstance(value, bool):
+        raise ValueError(f"{what}: not a {hint.__name__}")
+    return value

@@ -1,11 +1,9 @@
-"""What a scenario's pytest id says (``suite/test_core.py::test_x[N=5-fakeredis]``): its engine,
-what can be said of it when no worker described it, and its place in the reports."""
+"""What a scenario's pytest id says (``suite/test_core.py::test_x[N=5-fakeredis]``): its engine and its
+place in the reports (what else can be said of it, when no worker described it:
+:func:`.channel.messages.scenario_from_nodeid`)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..groups import scenario_group
 
 
 def report_order(nodeids: list[str]) -> dict[str, int]:
@@ -21,13 +19,3 @@ def engine_of(nodeid: str, engines: list[str]) -> str:
         if name and (nodeid.endswith(f"-{name}]") or nodeid.endswith(f"[{name}]")):
             return name
     return ""
-
-
-def scenario_from_nodeid(nodeid: str, engine: str = "") -> dict[str, Any]:
-    """What can be said of a scenario no worker described (it crashed before it started)."""
-    path, _, name = nodeid.partition("::")
-    scenario, _, point = name.partition("[")
-    point = point.rstrip("]")
-    if engine:
-        point = point.removesuffix(engine).removesuffix("-")
-    return {"scenario": scenario, "group": scenario_group(path), "point": point, "requires": [], "engine": engine}

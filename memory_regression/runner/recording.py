@@ -13,6 +13,7 @@ import pytest
 from ..reports import html_report, files as reports
 from ..worker.outcomes import NOT_JUDGED
 from ..reports.results import Outcome, RunSummary, ScenarioResult
+from ..channel.messages import ScenarioInfo
 
 
 def outcome_of(report: pytest.TestReport, verdict: dict[str, Any] | None) -> Outcome:
@@ -33,7 +34,7 @@ class Recorder:
     group, point, capabilities, engine and guarantees), as the worker announced it or as its node id
     says."""
 
-    def __init__(self, summary: RunSummary, scenario_info: Callable[[str], dict[str, Any]]):
+    def __init__(self, summary: RunSummary, scenario_info: Callable[[str], ScenarioInfo]):
         self.summary = summary
         self.scenario_info = scenario_info
         self.results: dict[str, ScenarioResult] = {}
@@ -73,8 +74,8 @@ class Recorder:
         if nodeid in self.results:
             return self.results[nodeid]
         info = self.scenario_info(nodeid)
-        return ScenarioResult(nodeid, info["scenario"], info["group"], info["point"], list(info["requires"]),
-                              engine=info["engine"], guarantees=list(info.get("guarantees", [])))
+        return ScenarioResult(nodeid, info.scenario, info.group, info.point, list(info.requires),
+                              engine=info.engine, guarantees=list(info.guarantees))
 
     def _properties(self, result: ScenarioResult) -> list[tuple[str, str]]:
         window = result.point.removeprefix("N=") if result.point.startswith("N=") else ""

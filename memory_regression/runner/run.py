@@ -35,12 +35,13 @@ from ..redaction import Redactor, map_strings
 from ..reports.results import RunSummary, Status
 from ..settings import Settings
 from ..contract.loader import raised_in
-from .nodeids import engine_of, report_order, scenario_from_nodeid
+from .nodeids import engine_of, report_order
 from .recording import Recorder
 from ..worker.outcomes import add_to_verdict
 from .supervisor import DirectChannel, Supervisor
 from .verdict import RunFacts, decide
 from ..worker.plugin import ScenarioWorker
+from ..channel.messages import ScenarioInfo, scenario_from_nodeid
 
 # three: the expiry scenarios, which start first, mostly sleep (their TTLs pass), and leave a core to a
 # third worker (on 2 cores, the count-window example's run: 4.46 s with two, 3.93 s with three, 4.84 s with four)
@@ -267,7 +268,7 @@ class SuiteRun:
         if bound is None or terminal is None:
             return
         self.announced = True
-        for line in renderings.observed_lines(bound["unfilled"], bound["observations"], bound["proposals"]):
+        for line in renderings.observed_lines(bound.unfilled, bound.observations, bound.proposals):
             terminal.write_line(self.redactor.text(line))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -316,7 +317,7 @@ class SuiteRun:
         elif not check.usable:
             self.stop(Status.REDIS_ERROR, f"Redis went away during {report.nodeid}: {check.note}")
 
-    def _scenario_info(self, nodeid: str) -> dict[str, Any]:
+    def _scenario_info(self, nodeid: str) -> ScenarioInfo:
         self.supervisor.drain()
         return self.supervisor.scenarios.get(nodeid) or scenario_from_nodeid(
             nodeid, engine_of(nodeid, [e.name for e in self.engines] if self.engines else []))
@@ -375,13 +376,13 @@ class SuiteRun:
                                  key=lambda r: self.order.get(r.nodeid, len(self.order)))
         bound = self.supervisor.bound if self.supervisor else None
         if bound:
-            summary.store_file, summary.store_line = bound["file"], bound["line"]
-            summary.capabilities = bound["capabilities"]
-            summary.shape = bound["shape"]
-            summary.unfilled, summary.observations = bound["unfilled"], bound["observations"]
-            summary.proposals, summary.fixes = bound["proposals"], bound["fixes"]
+            summary.store_file, summary.store_line = bound.file, bound.line
+            summary.capabilities = bound.capabilities
+            summary.shape = bound.shape
+            summary.unfilled, summary.observations = bound.unfilled, bound.observations
+            summary.proposals, summary.fixes = bound.proposals, bound.fixes
             for profile in summary.profiles:
-                profile["counter"] = bound["counters"].get(profile["name"], profile["counter"])
+                profile["counter"] = bound.counters.get(profile["name"], profile["counter"])
         elif self.supervisor and self.supervisor.aborts:   # the binding's problems, and what fixes them
             summary.fixes = self.supervisor.aborts[0].fixes
         summary.conformance_level = level_of_results(summary.capabilities, summary.results)

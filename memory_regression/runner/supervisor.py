@@ -39,13 +39,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..channel.call_page import Call, call_page_path, read_call
 from ..groups import PACKAGE_DIRECTORY
 from .leftovers import is_child
 from ..reports.results import Status
-from ..channel.messages import MESSAGE_LIMIT, Abort, Bound, End, Hello, Start, WorkerMessage, decode, encode
+from ..channel.messages import (MESSAGE_LIMIT, Abort, Bound, End, Hello, ScenarioInfo, Start, StoreDescription,
+                                WorkerMessage, decode, encode)
 
 DUMP_GRACE_S = 0.3               # time a worker gets to write its stack before it is killed
 FINISH_GRACE_S = 1.0             # time a worker gets to exit by itself once the run is over
@@ -203,9 +203,9 @@ class Supervisor:
         self.address = str(self.directory / "supervisor.sock")
         self.workers: dict[str, WorkerState] = {}
         self.groups: set[int] = set()   # every worker's process group, the one it leads: its pid (leftovers)
-        self.bound: dict[str, Any] | None = None          # the first store description a worker sent
+        self.bound: StoreDescription | None = None        # the first store description a worker sent
         self.aborts: list[Abort] = []                     # workers that could not run the store
-        self.scenarios: dict[str, dict[str, Any]] = {}    # nodeid -> what a worker said about it
+        self.scenarios: dict[str, ScenarioInfo] = {}      # nodeid -> what a worker said about it
         self._lock = threading.RLock()
         self._socket: socket.socket | None = None
         self._thread: threading.Thread | None = None

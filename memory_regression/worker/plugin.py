@@ -42,7 +42,8 @@ from ..reports.results import CAPTURE_LIMIT, DETAILS_LIMIT, LISTED_NOT_RUN, MESS
 from ..settings import Settings
 from ..channel.call_page import CallPage, call_page_path
 from ..harness.writers import bind, counter_for
-from ..channel.messages import Abort, Bound, End, Hello, Start
+from ..channel.messages import (Abort, Bound, End, Hello, ScenarioInfo, Start, StoreDescription,
+                                scenario_from_nodeid)
 
 
 KEYS_WITHOUT_TTL_KEY = pytest.StashKey[list]()
@@ -77,7 +78,7 @@ class ScenarioWorker:
         self.capabilities: frozenset[Capability] = frozenset()
         self.counters: dict[str, TokenCounter] = {}
         self.roomy_counter: TokenCounter | None = None   # the cheap one of scenarios not about tokens
-        self.scenarios: dict[str, dict[str, Any]] = {}   # nodeid -> scenario_info
+        self.scenarios: dict[str, ScenarioInfo] = {}   # nodeid -> what it is (scenario_info)
         self.aborted = False
         self.hung_closes = 0   # closes of the stores built to bind the store that hung (ScenarioContext.close)
         self.elsewhere: str | None = None   # why the store's history is not on the server under test (.observe)
@@ -122,13 +123,13 @@ class ScenarioWorker:
                              "cannot serve: use --redis server or a redis:// URL")
         self.capabilities = detect(self.binding)
         source = self.binding.source_file
-        return {"file": str(source) if source else None, "line": definition_line(self.binding.factory),
-                "capabilities": sorted(c.value for c in self.capabilities), "shape": self.binding.shape,
-                "counters": {name: counter.description for name, counter in self.counters.items()},
-                "unfilled": unfilled_text(self.binding),
-                "observations": [text for text in [connection] if text] + self._observe(),
-                "proposals": [str(proposal) for proposal in self.binding.proposals],
-                "fixes": fixes_of(self.binding.proposals)}
+        return StoreDescription(
+            file=str(source) if source else None, line=definition_line(self.binding.factory),
+            capabilities=sorted(c.value for c in self.capabilities), shape=self.binding.shape,
+            counters={name: counter.description for name, counter in self.counters.items()},
+            unfilled=unfilled_text(self.binding),
+            observations=[text for text in [connection] if text] + self._observe(),
+            proposals=[str(proposal) for proposal in self.binding.proposals], fixes=fixes_of(self.binding.proposals))
 
     def _observe(self) -> list[str]:
         """What the store does with what the suite gives it (:mod:`.observe`), and whether its history
@@ -207,13 +208,13 @@ class ScenarioWorker:
 
     # -- running ---------------------------------------------------------------------------------
     def pytest_runtest_logstart(self, nodeid: str) -> None:
-        self.channel.send(Start(nodeid, self.scenarios.get(nodeid, {})))
+        self.channel.send(Start(nodeid, self.scenarios.get(nodeid) or scenario_from_nodeid(nodeid)))
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         self.channel.send(End(nodeid))
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        missing = [Capability(c) for c in self.scenarios[item.nodeid]["requires"]
+        missing = [Capability(c) for c in self.scenarios[item.nodeid].requires
                    if Capability(c) not in self.capabilities]
         if missing:
             pytest.skip(skip_reason(missing))
@@ -320,15 +321,15 @@ class ScenarioWorker:
             connection.close()
 
 
-def scenario_info(item: pytest.Item) -> dict[str, Any]:
+def scenario_info(item: pytest.Item) -> ScenarioInfo:
     """What the reports say about a scenario: its name, group, matrix point and capabilities."""
     requires = [lookup(c).value for mark in item.iter_markers("requires") for c in mark.args]
     guarantees = [lookup_guarantee(g).value for mark in item.iter_markers("guarantees") for g in mark.args]
     params = getattr(getattr(item, "callspec", None), "params", {})
     window, profile = params.get("window"), params.get("profile")
     point = f"N={window}" if window is not None else profile.name if profile is not None else ""
-    return {"scenario": getattr(item, "originalname", item.name), "group": scenario_group(item.path.as_posix()),
-            "point": point, "requires": requires, "guarantees": guarantees, "engine": params.get("memory_engine", "")}
+    return ScenarioInfo(getattr(item, "originalname", item.name), scenario_group(item.path.as_posix()), point,
+                        requires, guarantees, params.get("memory_engine", ""))
 
 
 def definition_line(factory: Any) -> int | None:

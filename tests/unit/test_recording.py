@@ -5,15 +5,17 @@ failed); durations add up from the call on (a setup that passed is left out: the
 from its call); the verdict, findings, warnings, figures and keys without a TTL are taken from the
 worker's attributes; and each report gets its junit properties."""
 
+from dataclasses import replace
+
 import pytest
 
+from memory_regression.channel.messages import ScenarioInfo
 from memory_regression.worker.outcomes import NOT_JUDGED
 from memory_regression.runner.recording import Recorder
 from memory_regression.reports.results import Outcome, RunSummary
 
 NODEID = "test_count_window.py::test_count_window_keeps_last_n[N=5]"
-INFO = {"scenario": "test_count_window_keeps_last_n", "group": "count-window", "point": "N=5",
-        "requires": ["count-window"], "engine": "", "guarantees": []}
+INFO = ScenarioInfo("test_count_window_keeps_last_n", "count-window", "N=5", ["count-window"], [], "")
 
 
 def report(when, outcome, duration=1.0, **memory):
@@ -82,7 +84,7 @@ def test_figures_warnings_and_keys_without_ttl_are_kept():
 def test_a_guarantee_the_scenario_could_not_judge_is_not_counted_as_checked():
     """Findings.not_judged: the scenario checks steady-appends by its marker, but its budget held too
     few appends to judge it, so its result no longer lists it (nor would the conformance level)."""
-    info = {**INFO, "guarantees": ["steady-appends", "bounded-storage"]}
+    info = replace(INFO, guarantees=["steady-appends", "bounded-storage"])
     recorder = Recorder(RunSummary(backend="redis 7"), lambda nodeid: info)
     for one in (report("call", "passed"), report("teardown", "passed", unjudged=["steady-appends"])):
         recorder.record(one)

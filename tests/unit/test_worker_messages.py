@@ -7,12 +7,17 @@ import json
 
 import pytest
 
-from memory_regression.channel.messages import MESSAGE_LIMIT, Abort, Bound, End, Hello, Start, decode, encode
+from memory_regression.channel.messages import (MESSAGE_LIMIT, Abort, Bound, End, Hello, ScenarioInfo, Start,
+                                                StoreDescription, decode, encode)
+
+STORE = StoreDescription("s.py", 3, ["core"], "role, content", {"gpt-4o": "o200k_base"}, "limit=20", ["observed"], [],
+                         {"store_params": "limit=max_messages"})
+INFO = ScenarioInfo("test_x", "core", "N=5", ["count-window"], ["atomic-window"], "")
 
 
 @pytest.mark.parametrize("message", [
-    Hello(4242), Bound({"store": "s.py:S", "shape": "role, content"}), Abort("usage error", "no RediSearch"),
-    Start("suite/test_core.py::test_x", {"scenario": "test_x", "requires": []}), End("suite/test_core.py::test_x"),
+    Hello(4242), Bound(STORE), Bound(StoreDescription(None, None, [], "", {}, "", [], [], {})),
+    Abort("usage error", "no RediSearch"), Start("suite/test_core.py::test_x", INFO), End("suite/test_core.py::test_x"),
 ], ids=lambda message: message.kind)
 def test_every_kind_goes_over_the_wire_and_back(message):
     assert decode(encode("gw1", message)) == ("gw1", message)
@@ -26,6 +31,13 @@ def test_every_kind_goes_over_the_wire_and_back(message):
     b'{"kind": "hello", "worker": "gw0", "pid": true}',
     b'{"kind": "abort", "worker": "gw0", "status": "passed"}',                     # no message
     b'{"kind": "start", "worker": "gw0", "nodeid": "x", "scenario": []}',
+    # a scenario or a store that is an object, but not of its fields and their types, all the way down
+    b'{"kind": "start", "worker": "gw0", "nodeid": "x", "scenario": {"scenario": "t"}}',
+    json.dumps({"kind": "start", "worker": "gw0", "nodeid": "x",
+                "scenario": {**INFO.__dict__, "requires": ["core", 7]}}).encode(),
+    json.dumps({"kind": "bound", "worker": "gw0", "store": {**STORE.__dict__, "line": "3"}}).encode(),
+    json.dumps({"kind": "bound", "worker": "gw0", "store": {**STORE.__dict__, "counters": {"gpt-4o": 1}}}).encode(),
+    json.dumps({"kind": "bound", "worker": "gw0", "store": {**STORE.__dict__, "fixes": []}}).encode(),
 ])
 def test_anything_else_is_refused(data):
     with pytest.raises(ValueError):
