@@ -7,7 +7,7 @@ import subprocess
 
 from tests.conftest import ROOT, unavailable
 
-DRIVER = ROOT / "memory_regression" / "drivers" / "node"
+DRIVER = ROOT / "memory_regression" / "contract" / "drivers" / "node"
 
 
 def test_the_node_drivers_own_tests_pass():
