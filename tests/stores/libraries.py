@@ -266,7 +266,10 @@ LIBRARIES = {
 LIBRARY_STORES = (
     LibraryStore("langchain-community", "RedisChatMessageHistory", LANGCHAIN),
     LibraryStore("llama-index-storage-chat-store-redis", "RedisChatStore", LLAMA_INDEX),
-    LibraryStore("openai-agents", "RedisSession", OPENAI_AGENTS),
+    # a store built per session, whose control appends (each tenth of 37 against about 9 of them in the tests' 2 s)
+    # warned of growth once in a clean-clone CI run on a loaded machine (2.1x on the wall clock, its CPU time flat):
+    # left to the table's full budgets, where it never warned
+    LibraryStore("openai-agents", "RedisSession", OPENAI_AGENTS, may_warn=GROWING),
     LibraryStore("llama-index-core", "ChatMemoryBuffer over RedisChatStore",
                  "tests.stores.llama_index_memories:LlamaIndexMemoryBuffer",
                  ("--window-policy", "start-on-user", *WORD_BUDGETS), (),
