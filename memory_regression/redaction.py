@@ -8,6 +8,7 @@ worker sends goes through :func:`sendable`: a store's text may hold what UTF-8 c
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Callable
 from urllib.parse import unquote, urlsplit
@@ -63,9 +64,12 @@ class Redactor:
 
 def map_strings(value: Any, change: Callable[[str], str]) -> Any:
     """``value`` with ``change`` applied to every string in it, however nested in dicts (their keys
-    too), lists and tuples."""
+    too), lists, tuples and dataclass instances."""
     if isinstance(value, str):
         return change(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{member.name: map_strings(getattr(value, member.name), change)
+                                             for member in dataclasses.fields(value) if member.init})
     if isinstance(value, dict):
         return {map_strings(key, change): map_strings(item, change) for key, item in value.items()}
     if isinstance(value, (list, tuple)):

@@ -128,29 +128,31 @@ def decode(data: bytes | dict[str, Any]) -> tuple[str, WorkerMessage]:
     if not isinstance(parsed, dict) or not isinstance(parsed.get("worker"), str) or parsed.get("kind") not in KINDS:
         raise ValueError("not a worker's message")
     cls = KINDS[parsed["kind"]]
-    return parsed["worker"], _typed(parsed, cls, f"a {cls.kind} message")
+    return parsed["worker"], typed(parsed, cls, f"a {cls.kind} message")
 
 
-def _typed(value: Any, hint: Any, what: str) -> Any:
-    """``value`` as ``hint`` says (a dataclass of these messages, str, int, a list or dict of them, or
-    Optional of one), checked all the way down: ``ValueError`` naming what is wrong."""
+def typed(value: Any, hint: Any, what: str) -> Any:
+    """``value`` as ``hint`` says (a dataclass, str, int, bool, a list or dict of them, or Optional of one;
+    Any takes any plain JSON value), checked all the way down: ``ValueError`` naming what is wrong."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return value
     if dataclasses.is_dataclass(hint):
         if not isinstance(value, dict):
             raise ValueError(f"{what}: not an object")
         hints = typing.get_type_hints(hint)
-        return hint(**{member.name: _typed(value.get(member.name), hints[member.name], f"{what}'s {member.name}")
+        return hint(**{member.name: typed(value.get(member.name), hints[member.name], f"{what}'s {member.name}")
                        for member in fields(hint)})
     if origin is Union:   # Optional[X]
-        return None if value is None and type(None) in args else _typed(value, args[0], what)
+        return None if value is None and type(None) in args else typed(value, args[0], what)
     if origin is list:
         if not isinstance(value, list):
             raise ValueError(f"{what}: not a list")
-        return [_typed(item, args[0], what) for item in value]
+        return [typed(item, args[0], f"{what}[{i}]") for i, item in enumerate(value)]
     if origin is dict:
         if not isinstance(value, dict):
             raise ValueError(f"{what}: not an object")
-        return {_typed(key, args[0], what): _typed(item, args[1], what) for key, item in value.items()}
-    if not isinstance(value, hint) or isinstance(value, bool):
+        return {typed(key, args[0], what): typed(item, args[1], what) for key, item in value.items()}
+    if not isinstance(value, hint) or (isinstance(value, bool) and hint is not bool):
         raise ValueError(f"{what}: not a {hint.__name__}")
     return value

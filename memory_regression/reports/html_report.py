@@ -14,6 +14,7 @@ import pytest
 from . import baseline
 from ..groups import describe_groups
 from ..reference.diagnosis import Listing
+from .phase_report import Verdict, read
 from ..reference.model import messages
 from .figures import LATENCY_OPERATIONS, NO_POINT, PERCENTILES, FootprintFigure, LatencyFigure, size_text
 from .renderings import engines_line, headline, verdicts_differ
@@ -284,16 +285,15 @@ def _legend(columns: list[str], summary: RunSummary) -> str:
             + "; ".join(html.escape(entry) for entry in entries) + ".</p>")
 
 
-def attach_diagnosis(report: Any, result: ScenarioResult) -> None:
+def attach_diagnosis(report: Any, result: ScenarioResult, verdict: Verdict | None) -> None:
     """Put a failure's diagnosis on its row of report.html, with its histories as an aligned diff
-    when the worker sent them (``memory_verdict["listing"]``), else its details as text."""
+    when the worker sent them (the verdict's ``listing``), else its details as text."""
     try:
         from pytest_html import extras
     except ImportError:
         return
-    verdict = getattr(report, "memory_verdict", {})
-    if verdict.get("listing"):
-        body = _diff(Listing(**verdict["listing"])) + _pre(verdict["notes"])
+    if verdict is not None and verdict.listing is not None:
+        body = _diff(verdict.listing) + _pre(verdict.notes)
     else:
         body = _pre(result.details)
     block = f"<div class='memory-diagnosis'><p><b>{html.escape(result.message)}</b></p>{body}</div>"
@@ -334,13 +334,13 @@ def plain_log(report: Any, log: list[str]) -> None:
     """pytest-html logs a skip as pytest's raw (file, line, reason) tuple: log the reason alone, as
     the worker's verdict words it. A failure whose histories the diagnosis shows as a table above
     the log (:func:`attach_diagnosis`) keeps its traceback in the log, without those histories again."""
-    verdict = getattr(report, "memory_verdict", None)
-    if not verdict or not log:
+    verdict = read(report).verdict
+    if verdict is None or not log:
         return
     if report.skipped:
-        log[0] = html.escape(verdict["message"]) + "\n"
-    elif report.failed and verdict.get("listing"):
-        shown = {line.strip() for line in Listing(**verdict["listing"]).text().splitlines() if line.strip()}
+        log[0] = html.escape(verdict.message) + "\n"
+    elif report.failed and verdict.listing is not None:
+        shown = {line.strip() for line in verdict.listing.text().splitlines() if line.strip()}
         kept = [line for line in report.longreprtext.splitlines() if line.removeprefix("E").strip() not in shown]
         log[0] = html.escape("\n".join([*kept, "(the expected and actual histories are in the table above)"])) + "\n"
 

@@ -6,27 +6,28 @@ judged nothing as an error, as they do."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from dataclasses import asdict
+from typing import Callable
 
 import pytest
 
 from ..reports import html_report, files as reports
-from ..worker.outcomes import NOT_JUDGED
+from ..reports.phase_report import Verdict, read
 from ..reports.results import Outcome, RunSummary, ScenarioResult
 from ..channel.messages import ScenarioInfo
 
 
-def outcome_of(report: pytest.TestReport, verdict: dict[str, Any] | None) -> Outcome:
+def outcome_of(report: pytest.TestReport, verdict: Verdict | None) -> Outcome:
     """A report's outcome: a failure is the store's (failed) unless the scenario judged nothing: its
-    verdict says so (the suite's own code raised, :data:`.outcomes.NOT_JUDGED`), or a setup or
-    teardown failed with no verdict (error)."""
+    verdict says so (the suite's own code raised: ``not_judged``), or a setup or teardown failed with
+    no verdict (error)."""
     if report.skipped:
         return Outcome.SKIPPED
     if report.passed:
         return Outcome.PASSED
     if verdict is None:
         return Outcome.FAILED if report.when == "call" else Outcome.ERROR
-    return Outcome.ERROR if verdict.get(NOT_JUDGED) else Outcome.FAILED
+    return Outcome.ERROR if verdict.not_judged else Outcome.FAILED
 
 
 class Recorder:
@@ -42,31 +43,32 @@ class Recorder:
     def record(self, report: pytest.TestReport) -> None:
         result = self._result(report.nodeid)
         recorded = report.nodeid in self.results
-        verdict = getattr(report, "memory_verdict", None)
+        phase = read(report)
+        verdict = phase.verdict
         # the call decides, or a setup that did not pass, or a teardown failing after a call that found nothing
         if (report.when == "call" or (not recorded and not report.passed)
                 or (recorded and report.failed and result.outcome in (Outcome.PASSED, Outcome.SKIPPED))):
             result.outcome = outcome_of(report, verdict)
             if verdict is not None and (report.failed or report.skipped):
-                result.message, result.details = verdict["message"], verdict["details"]
+                result.message, result.details = verdict.message, verdict.details
         if recorded or report.when == "call" or not report.passed:
             result.duration_s = round(result.duration_s + report.duration, 4)
             self.results[report.nodeid] = result
-        result.findings += getattr(report, "memory_findings", [])
-        result.warnings += getattr(report, "memory_warnings", [])
-        result.guarantees = [g for g in result.guarantees if g not in getattr(report, "memory_unjudged", [])]
-        result.measurements += getattr(report, "memory_measurements", [])
-        for key in getattr(report, "memory_keys_without_ttl", []):
+        result.findings += phase.findings
+        result.warnings += [asdict(warning) for warning in phase.warnings]
+        result.guarantees = [g for g in result.guarantees if g not in phase.unjudged]
+        result.measurements += phase.measurements
+        for key in phase.keys_without_ttl:
             if len(self.summary.keys_without_ttl) < reports.MAX_KEYS_WITHOUT_TTL:
                 self.summary.keys_without_ttl.append(f"{key} ({report.nodeid})")
         report.user_properties = self._properties(result)
         if report.failed and result.message:
-            html_report.attach_diagnosis(report, result)
+            html_report.attach_diagnosis(report, result, verdict)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
         """pytest's own terminal lines count a call that judged nothing as an error, as the reports do."""
-        if report.when == "call" and outcome_of(report, getattr(report, "memory_verdict", None)) is Outcome.ERROR:
+        if report.when == "call" and outcome_of(report, read(report).verdict) is Outcome.ERROR:
             return "error", "E", "ERROR"
         return None
 

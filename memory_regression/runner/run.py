@@ -32,12 +32,12 @@ from .interrupts import INTERRUPTS
 from .leftovers import become_subreaper, children, end_leftovers
 from ..contract.profiles import profile_fields
 from ..redaction import Redactor, map_strings
+from ..reports.phase_report import Verdict, add_to_verdict, with_verdict
 from ..reports.results import RunSummary, Status
 from ..settings import Settings
 from ..contract.loader import raised_in
 from .nodeids import engine_of, report_order
 from .recording import Recorder
-from ..worker.outcomes import add_to_verdict
 from .supervisor import DirectChannel, Supervisor
 from .verdict import RunFacts, decide
 from ..worker.plugin import ScenarioWorker
@@ -234,8 +234,7 @@ class SuiteRun:
         message = self.redactor.text(death.describe())
         details = self.redactor.text(f"where the store was:\n{death.where}") if death.where else ""
         report.when, report.duration, report.start = "call", death.ran_s, time.time() - death.ran_s
-        report.longrepr = "\n".join(filter(None, [message, details]))
-        report.memory_verdict = {"message": message, "details": details}
+        with_verdict(report, Verdict(message, details))
         self.crashed.add(crashitem)
 
     # -- results -----------------------------------------------------------------------------------

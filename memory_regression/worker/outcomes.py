@@ -11,7 +11,6 @@ secrets.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from .clients import IDLE_CLOSE_SIGN, idle_close_defect
 from ..contract.frames import exception_chain, exception_line, user_traceback
 from ..redaction import Redactor, map_strings, redact_url
 from ..reports.results import DETAILS_LIMIT
+from ..reports.phase_report import Verdict
 from ..reference.diagnosis import HistoryMismatch
 from ..contract.foreign import StoreProcessError
 
@@ -54,22 +54,20 @@ def redacted(value: Any, redactor: Redactor) -> Any:
     return map_strings(value, redactor.text)
 
 
-def describe_outcome(report: pytest.TestReport, excinfo: Any, stores: list[Any] = ()) -> dict[str, Any]:
-    """The verdict: ``message``, one line saying what happened, and ``details``, the text worth reading
-    (expected against actual); for a history mismatch also its ``listing`` (a :class:`.Listing` as a
-    mapping) and ``notes`` (the steps Hypothesis adds), which report.html shows as a table and text.
-    ``stores``: the instances the scenario built, whose own clients may be the cause."""
+def describe_outcome(report: pytest.TestReport, excinfo: Any, stores: list[Any] = ()) -> Verdict:
+    """The verdict of a failure or skip (:class:`~.phase_report.Verdict`). ``stores``: the instances the
+    scenario built, whose own clients may be the cause."""
     if report.skipped:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        return _verdict(reason.removeprefix("Skipped: "))
+        return Verdict(reason.removeprefix("Skipped: "))
     if excinfo is None:   # a scenario that passed with warnings, failed by --strict, says them
-        return _verdict(str(report.longrepr or ""))
+        return Verdict(str(report.longrepr or ""))
     exc, replayed = unwrap_flaky(excinfo.value)
     verdict = _describe(report, exc, stores)
     if replayed:   # the store's own failure, if Hypothesis kept it, and that a replay went otherwise
         if exc is excinfo.value:   # Hypothesis kept no failure: what it says of the store is all there is
-            return _verdict(UNREPRODUCIBLE, verdict["details"])
-        verdict["message"] = f"{verdict['message']}; {UNREPRODUCIBLE}"
+            return Verdict(UNREPRODUCIBLE, verdict.details)
+        return verdict.noted(UNREPRODUCIBLE)
     return verdict
 
 
@@ -89,27 +87,26 @@ def unwrap_flaky(exc: BaseException) -> tuple[BaseException, bool]:
     return (inner if inner is not None else exc), True
 
 
-def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) -> dict[str, Any]:
+def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) -> Verdict:
     if isinstance(exc, BaseExceptionGroup):   # Hypothesis found several distinct failures: each is told
         return _describe_each(report, exc, stores)
     steps = "\n".join(getattr(exc, "__notes__", []))  # Hypothesis lists the steps of a failing sequence here
     if isinstance(exc, HistoryMismatch):
-        return {**_verdict(exc.diagnosis, "\n".join(filter(None, [exc.listing.text(), steps]))),
-                "listing": asdict(exc.listing), "notes": steps}
+        return Verdict(exc.diagnosis, "\n".join(filter(None, [exc.listing.text(), steps])), exc.listing, steps)
     if isinstance(exc, AssertionError):
         text = str(exc).split("\nassert ")[0]
         first, _, rest = text.partition("\n")
-        return _verdict(first, rest)
+        return Verdict(first, rest)
     forbidden = forbidden_command(exc)
     if forbidden:
-        return _verdict(f"the store ran {forbidden} on the suite's Redis server, which the suite forbids: a "
+        return Verdict(f"the store ran {forbidden} on the suite's Redis server, which the suite forbids: a "
                         "memory store must never flush, pause, reconfigure or shut down the server (it would destroy "
                         "or hold every other session's history)", report.longreprtext[-DETAILS_LIMIT:])
     short = exception_line(exc)
     if not raised_by_store(exc):
         where = "outside any call of the store" if report.when == "call" else f"in the scenario's {report.when}"
-        return {**_verdict(f"the suite's own code raised {short}, {where}: {NOT_THE_STORE}",
-                           report.longreprtext[-DETAILS_LIMIT:]), NOT_JUDGED: True}
+        return Verdict(f"the suite's own code raised {short}, {where}: {NOT_THE_STORE}",
+                       report.longreprtext[-DETAILS_LIMIT:], not_judged=True)
     origin = "building the store raised" if raised_in(exc) == FACTORY else "the store raised"
     if report.when != "call":
         origin = f"in the scenario's {report.when}, {origin}"
@@ -123,9 +120,9 @@ def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) 
         short += f" ({hint})"
     answer = service_answer(exc)
     if answer:   # another component failed, the service the store calls: said as what it is
-        return _verdict(f"the service the store calls failed: it answered {answer}; {origin} {short}",
+        return Verdict(f"the service the store calls failed: it answered {answer}; {origin} {short}",
                         report.longreprtext[-DETAILS_LIMIT:])
-    return _verdict(f"{origin} {short}", report.longreprtext[-DETAILS_LIMIT:])
+    return Verdict(f"{origin} {short}", report.longreprtext[-DETAILS_LIMIT:])
 
 
 def service_answer(exc: BaseException) -> str | None:
@@ -144,30 +141,25 @@ def service_answer(exc: BaseException) -> str | None:
     return None
 
 
-def _describe_each(report: pytest.TestReport, group: BaseExceptionGroup, stores: list[Any]) -> dict[str, Any]:
+def _describe_each(report: pytest.TestReport, group: BaseExceptionGroup, stores: list[Any]) -> Verdict:
     """Several distinct failures in one scenario (Hypothesis's "found 2 distinct failures"): the store's are its
     failures, each said with its own details; only when none is the store's did the scenario judge nothing."""
     parts = [_describe(report, each, stores) for each in group.exceptions]
-    found = [part for part in parts if not part.get(NOT_JUDGED)]
+    found = [part for part in parts if not part.not_judged]
     if not found:
         return parts[0]
     others = len(parts) - len(found)
-    message = (f"{len(found)} distinct failures: " + "; ".join(f"({i}) {part['message']}" for i, part in
+    message = (f"{len(found)} distinct failures: " + "; ".join(f"({i}) {part.message}" for i, part in
                                                                 enumerate(found, 1))
                + (f"; and {others} raised by the suite's own code ({NOT_THE_STORE})" if others else ""))
-    return _verdict(message, "\n\n".join(f"({i}) {part['message']}\n{part['details']}".rstrip()
+    return Verdict(message, "\n\n".join(f"({i}) {part.message}\n{part.details}".rstrip()
                                           for i, part in enumerate(found, 1)))
 
 
 # what a scenario's exception that no call of the store raised is (adapter.raised_by_store): the scenario
-# judged nothing, and its verdict says so under this key (recording makes it an error, not a failure)
+# judged nothing, and its verdict says so (not_judged: recording makes it an error, not a failure)
 NOT_THE_STORE = ("not a finding about the store (a defect of the suite, or of the machine: please report it if it "
                  "repeats)")
-NOT_JUDGED = "not_judged"
-
-
-def _verdict(message: str, details: str = "") -> dict[str, Any]:
-    return {"message": message, "details": details}
 
 
 def forbidden_command(exc: BaseException) -> str | None:
@@ -257,11 +249,3 @@ def server_misfit(exc: BaseException) -> str | None:
     if any("Cannot create index on db != 0" in str(link) for link in exception_chain(exc)):
         return INDEX_ON_DATABASE_ZERO
     return None
-
-
-def add_to_verdict(report: pytest.TestReport, note: str) -> None:
-    """Add ``note`` to a failure's message, in the verdict and in the text junit.xml shows."""
-    verdict = getattr(report, "memory_verdict", None) or {"message": report.longreprtext, "details": ""}
-    message = f"{verdict['message']}; {note}"
-    report.memory_verdict = {**verdict, "message": message}
-    report.longrepr = "\n".join(filter(None, [message, verdict["details"]]))

@@ -12,6 +12,7 @@ can neither leak a password nor blow up the reports.
 from __future__ import annotations
 
 import faulthandler
+from dataclasses import replace
 import inspect
 import os
 import signal
@@ -34,10 +35,11 @@ from ..contract.profiles import TokenCounter
 from ..redaction import Redactor, map_strings, sendable
 from ..groups import scenario_group
 from ..harness.command_evidence import listing
-from .outcomes import NOT_JUDGED, describe_outcome, module_command, redacted, server_misfit, unrendered_report
+from .outcomes import describe_outcome, module_command, redacted, server_misfit, unrendered_report
 from ..contract.connection_choice import choose
 from .observe import PROBE_WAIT_SHARE, Observed, observe_within, probe_hung, unfilled_text
 from ..contract.proposals import fixes_of
+from ..reports.phase_report import GuaranteeWarning, PhaseReport, Verdict, attach
 from ..reports.results import CAPTURE_LIMIT, DETAILS_LIMIT, LISTED_NOT_RUN, MESSAGE_LIMIT, Status, cap
 from ..settings import Settings
 from ..channel.call_page import CallPage, call_page_path
@@ -281,14 +283,7 @@ class ScenarioWorker:
             misfit = server_misfit(call.excinfo.value)
             if misfit:
                 self.abort(Status.USAGE_ERROR, misfit)
-        if report.failed or report.skipped:
-            verdict = describe_outcome(report, call.excinfo, item.stash.get(STORES_KEY, []))
-            log = item.stash.get(COMMANDS_KEY, None)
-            if report.failed and report.when == "call" and log is not None and not verdict.get(NOT_JUDGED):
-                verdict["details"] = "\n\n".join(filter(None, [verdict["details"], listing(log, verdict["message"])]))
-            verdict["message"] = cap(verdict["message"], MESSAGE_LIMIT, "this message")
-            verdict["details"] = cap(verdict["details"], CAPTURE_LIMIT, "these details")
-            report.memory_verdict = redacted(verdict, self.redactor)
+        verdict = self._verdict(item, call, report) if report.failed or report.skipped else None
         if report.failed:   # pytest's own rendering stays, unless it holds a secret or is too long
             text = report.longreprtext
             safe = cap(self.redactor.text(text), CAPTURE_LIMIT, "this failure's text")
@@ -296,17 +291,37 @@ class ScenarioWorker:
                 report.longrepr = safe
         report.sections = [(title, cap(self.redactor.text(content), CAPTURE_LIMIT, title.lower()))
                            for title, content in report.sections]
-        if report.when == "teardown":
-            report.memory_keys_without_ttl = item.stash.get(KEYS_WITHOUT_TTL_KEY, [])
-            report.memory_findings = [cap(self.redactor.text(text), DETAILS_LIMIT, "this finding")
-                                      for text in item.stash.get(FINDINGS_KEY, [])[:FINDINGS_PER_SCENARIO]]
-            report.memory_measurements = redacted(item.stash.get(MEASUREMENTS_KEY, [])[:FINDINGS_PER_SCENARIO],
-                                                  self.redactor)
-            report.memory_warnings = [{**warning, "text": cap(self.redactor.text(warning["text"]), DETAILS_LIMIT,
-                                                              "this warning")}
-                                      for warning in warnings[:FINDINGS_PER_SCENARIO]]
-            report.memory_unjudged = list(item.stash.get(UNJUDGED_KEY, []))
+        attach(report, self._phase_report(item, report.when, verdict, warnings))
         return report
+
+    def _verdict(self, item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> Verdict:
+        """A failure's or skip's verdict, with the store's commands listed where they were logged, within
+        its bounds and redacted."""
+        verdict = describe_outcome(report, call.excinfo, item.stash.get(STORES_KEY, []))
+        log = item.stash.get(COMMANDS_KEY, None)
+        if report.failed and report.when == "call" and log is not None and not verdict.not_judged:
+            verdict = replace(verdict, details="\n\n".join(filter(None, [verdict.details,
+                                                                         listing(log, verdict.message)])))
+        verdict = replace(verdict, message=cap(verdict.message, MESSAGE_LIMIT, "this message"),
+                          details=cap(verdict.details, CAPTURE_LIMIT, "these details"))
+        return redacted(verdict, self.redactor)
+
+    def _phase_report(self, item: pytest.Item, when: str, verdict: Verdict | None,
+                      warnings: list[dict]) -> PhaseReport:
+        """What the phase adds to pytest's report: its verdict, and after teardown what the scenario noted,
+        warned, left unjudged and measured, and the keys it left without a TTL, each bounded and redacted."""
+        if when != "teardown":
+            return PhaseReport(verdict)
+        return PhaseReport(
+            verdict,
+            findings=[cap(self.redactor.text(text), DETAILS_LIMIT, "this finding")
+                      for text in item.stash.get(FINDINGS_KEY, [])[:FINDINGS_PER_SCENARIO]],
+            warnings=[GuaranteeWarning(warning["guarantee"], cap(self.redactor.text(warning["text"]), DETAILS_LIMIT,
+                                                                 "this warning"))
+                      for warning in warnings[:FINDINGS_PER_SCENARIO]],
+            unjudged=list(item.stash.get(UNJUDGED_KEY, [])),
+            measurements=redacted(item.stash.get(MEASUREMENTS_KEY, [])[:FINDINGS_PER_SCENARIO], self.redactor),
+            keys_without_ttl=item.stash.get(KEYS_WITHOUT_TTL_KEY, []))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_report_to_serializable(self, report: Any) -> Any:

@@ -8,7 +8,8 @@ import pytest
 
 from memory_regression.contract.adapter import OutcomeFromStore, StoreAdapter
 from memory_regression.contract.binding import bind_store
-from memory_regression.worker.outcomes import NOT_JUDGED, NOT_THE_STORE, describe_outcome
+from memory_regression.reports.phase_report import Verdict
+from memory_regression.worker.outcomes import NOT_THE_STORE, describe_outcome
 
 
 class LazyStore:
@@ -72,14 +73,14 @@ def adapter():
     return StoreAdapter(binding, lambda session_id: LazyStore("redis://"), run=lambda awaitable: None)
 
 
-def verdict_of(exc: BaseException, when: str = "call") -> dict:
+def verdict_of(exc: BaseException, when: str = "call") -> Verdict:
     report = pytest.TestReport("suite/test_core.py::test_x", ("suite/test_core.py", 1, "test_x"), {}, "failed",
                                "the traceback", when)
     return describe_outcome(report, pytest.ExceptionInfo.from_exception(exc))
 
 
 def message_of(exc: BaseException) -> str:
-    return verdict_of(exc)["message"]
+    return verdict_of(exc).message
 
 
 def raised(call) -> BaseException:
@@ -94,7 +95,7 @@ def test_what_a_call_of_the_store_raised_is_the_stores_also_when_read_after_it_r
         "the store raised ConnectionError: the server refused the append")
     store.append("s", "user", "corrupt")
     assert message_of(raised(lambda: store.load("s"))) == "the store raised KeyError: 'content'"
-    assert NOT_JUDGED not in verdict_of(raised(lambda: store.load("s")))
+    assert not verdict_of(raised(lambda: store.load("s"))).not_judged
 
 
 def test_what_building_the_store_raised_says_so():
@@ -134,11 +135,11 @@ def test_what_the_suite_raised_outside_any_call_of_the_store_is_said_not_to_be_t
     message = message_of(raised(lambda: {}["a key of the suite's own"]))
     assert message == f"the suite's own code raised KeyError: \"a key of the suite's own\", outside any call of the " \
                       f"store: {NOT_THE_STORE}"
-    assert verdict_of(raised(lambda: {}["x"]))[NOT_JUDGED] is True
+    assert verdict_of(raised(lambda: {}["x"])).not_judged is True
     teardown = verdict_of(raised(lambda: {}["x"]), "teardown")
-    assert teardown["message"] == (f"the suite's own code raised KeyError: 'x', in the scenario's teardown: "
+    assert teardown.message == (f"the suite's own code raised KeyError: 'x', in the scenario's teardown: "
                                    f"{NOT_THE_STORE}")
-    assert teardown[NOT_JUDGED] is True
+    assert teardown.not_judged is True
 
 
 def test_several_distinct_failures_are_each_the_stores():
@@ -151,10 +152,10 @@ def test_several_distinct_failures_are_each_the_stores():
     found = raised(lambda: group(raised(lambda: store.append("s", "user", "refused")),
                                  AssertionError("load returned 3 messages, expected 2")))
     verdict = verdict_of(found)
-    assert NOT_JUDGED not in verdict
-    assert verdict["message"] == ("2 distinct failures: (1) the store raised ConnectionError: the server refused the "
+    assert not verdict.not_judged
+    assert verdict.message == ("2 distinct failures: (1) the store raised ConnectionError: the server refused the "
                                   "append; (2) load returned 3 messages, expected 2")
-    assert verdict_of(raised(lambda: group(raised(lambda: {}["x"]), KeyError("y"))))[NOT_JUDGED] is True
+    assert verdict_of(raised(lambda: group(raised(lambda: {}["x"]), KeyError("y")))).not_judged is True
 
 
 def test_a_service_that_answers_an_http_error_is_named_as_what_failed():
