@@ -66,7 +66,8 @@ class HistoryRule:
 
 @dataclass(frozen=True)
 class Framework:
-    name: str                                       # as reports name the shape
+    library: str                                    # as people name it ("LangGraph")
+    shape: str                                      # what of it the store is ("checkpointer")
     per_session: bool                               # one store object per session, built with session_id
     matches: Callable[[type], bool]
     methods: Callable[[type], Methods]
@@ -78,6 +79,11 @@ class Framework:
     serial_sessions: str | None = None              # why overlapping appends to one session are outside its design
     raised_append: str | None = None                # why the message of an append that raised may stay or go
     history_rule: HistoryRule | None = None         # what it gives back of a session, by design
+
+    @property
+    def name(self) -> str:
+        """As reports name the shape: "LangGraph checkpointer"."""
+        return f"{self.library} {self.shape}"
 
 
 def subclass_of(cls: type, qualified: str) -> bool:

@@ -114,7 +114,7 @@ class SessionServiceDriver:
         await self.service.delete_session(app_name=APP, user_id=self.user, session_id=session_id)
 
 
-FRAMEWORK = Framework("Google ADK session service", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
+FRAMEWORK = Framework("Google ADK", "session service", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("append", "load", "clear", append_takes_list=True),
                       encode=encode, decode=decode, driver=lambda cls: SessionServiceDriver,
                       constructor=lambda cls: for_user(built_from_contract(cls, NAMES, fixed=SHARE_CACHE)))

@@ -82,7 +82,7 @@ class WorkingMemoryDriver:
         await self.client.close()
 
 
-FRAMEWORK = Framework("agent-memory-server working memory", per_session=False,
+FRAMEWORK = Framework("agent-memory-server", "working memory", per_session=False,
                       matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("append", "load", "clear", append_takes_list=True),
                       encode=encode, decode=decode, driver=lambda cls: WorkingMemoryDriver, constructor=constructor)

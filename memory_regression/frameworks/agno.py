@@ -94,7 +94,7 @@ ONE_SYSTEM_PROMPT = HistoryRule(
     "a session keeps one system prompt, the first: an agent writes its system prompt afresh each run, and "
     "get_messages replays only the first system message stored", one_system_prompt)
 
-FRAMEWORK = Framework("agno database", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
+FRAMEWORK = Framework("agno", "database", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("append", "load", "clear", append_takes_list=True),
                       encode=encode, decode=decode, driver=lambda cls: SessionDriver,
                       constructor=lambda cls: for_user(built_from_contract(

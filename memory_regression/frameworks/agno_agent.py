@@ -67,7 +67,7 @@ ONE_INVOCATION_PER_RUN = ("a run holds what one agent invocation adds, a user me
                           "writers that overlap on one session would add to one another's runs, which an agent's "
                           "runs never do")
 
-FRAMEWORK = Framework("agno agent", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
+FRAMEWORK = Framework("agno", "agent", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("append", "load", "clear", append_takes_list=True),
                       encode=agno.encode, decode=agno.decode, driver=driver,
                       serial_sessions=ONE_INVOCATION_PER_RUN, history_rule=NO_STORED_SYSTEM_PROMPT)

@@ -74,7 +74,7 @@ def with_a_loop(build: Callable[..., Any]) -> Callable[..., Any]:
     return built
 
 
-FRAMEWORK = Framework("CAMEL key-value storage", per_session=True, matches=lambda cls: subclass_of(cls, BASE),
+FRAMEWORK = Framework("CAMEL", "key-value storage", per_session=True, matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("save", "load", "clear", append_takes_list=True),
                       encode=encode, decode=decode, message_type=None,
                       constructor=lambda cls: with_a_loop(built_from_contract(

@@ -38,6 +38,6 @@ def decode(history: Any) -> list[dict]:
             for original, message in zip(history, converted)]
 
 
-FRAMEWORK = Framework("LangChain BaseChatMessageHistory", per_session=True,
+FRAMEWORK = Framework("LangChain", "BaseChatMessageHistory", per_session=True,
                       matches=lambda cls: subclass_of(cls, BASE), methods=methods, encode=encode, decode=decode,
                       message_type="langchain_core.messages:BaseMessage")

@@ -159,7 +159,7 @@ SERIAL = ("a thread takes one run at a time by design: runs that overlap both st
 PENDING = ("the input of a run that failed after saving its first checkpoint stays pending, which get_state shows, "
            "until the thread is resumed (invoke(None)); a new run with new input drops it")
 
-FRAMEWORK = Framework("LangGraph checkpointer", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
+FRAMEWORK = Framework("LangGraph", "checkpointer", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("append", "load", "clear", append_takes_list=True),
                       encode=langchain.encode, decode=langchain.decode, driver=driver, constructor=constructor,
                       serial_sessions=SERIAL, raised_append=PENDING)

@@ -32,7 +32,7 @@ def driver(target: Any) -> type:
     return langgraph.driver(checkpointer)
 
 
-FRAMEWORK = Framework("LangGraph agent", per_session=False,
+FRAMEWORK = Framework("LangGraph", "agent", per_session=False,
                       matches=lambda cls: subclass_of(cls, langgraph.GRAPH),
                       methods=lambda cls: Methods("append", "load", "clear", append_takes_list=True),
                       encode=langchain.encode, decode=langchain.decode, driver=driver,

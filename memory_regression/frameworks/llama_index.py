@@ -27,7 +27,7 @@ def decode(history: Any) -> list[dict]:
             for message in history]
 
 
-FRAMEWORK = Framework("LlamaIndex BaseChatStore", per_session=False,
+FRAMEWORK = Framework("LlamaIndex", "BaseChatStore", per_session=False,
                       matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("add_message", "get_messages", "delete_messages",
                                                   append_takes_list=False),

@@ -36,7 +36,7 @@ def decode(history: Any) -> list[dict]:
     return list(Converter.items_to_messages(list(history)))
 
 
-FRAMEWORK = Framework("OpenAI Agents Session", per_session=True, matches=matches,
+FRAMEWORK = Framework("OpenAI Agents", "Session", per_session=True, matches=matches,
                       methods=lambda cls: Methods("add_items", "get_items", "clear_session",
                                                   append_takes_list=True),
                       encode=encode, decode=decode)

@@ -99,6 +99,6 @@ class SessionDriver:
         self.agent = None
 
 
-FRAMEWORK = Framework("Strands session manager", per_session=True, matches=lambda cls: subclass_of(cls, BASE),
+FRAMEWORK = Framework("Strands", "session manager", per_session=True, matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("append", "load", "clear", append_takes_list=True),
                       encode=encode, decode=decode, driver=lambda cls: SessionDriver)

@@ -48,6 +48,16 @@ def test_readme_stays_short_and_its_links_lead_somewhere():
                 assert anchor in anchors(linked.read_text(encoding="utf-8")), f"{page.name}: {target}"
 
 
+def test_readme_names_every_library_whose_stores_run_as_they_are():
+    """README's sentence of the libraries whose stores run as they are names the library of every
+    framework the package registers (frameworks.registered()): a framework added without it fails."""
+    from memory_regression.frameworks import registered
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    sentence = re.search(r"The stores of (.*?) run as they are", text).group(1)
+    assert len(registered()) >= 12
+    assert [framework.library for framework in registered() if framework.library not in sentence] == []
+
+
 def anchors(markdown: str) -> set[str]:
     """The anchors GitHub makes of a page's headings: lower case, punctuation dropped, spaces as -."""
     return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
