@@ -71,7 +71,8 @@ def decode(history: Any) -> list[dict]:
     return [_as_dict(message) for message in history]
 
 
-FRAMEWORK = Framework("Agent Framework", "HistoryProvider", per_session=False, matches=lambda cls: subclass_of(cls, BASE),
+FRAMEWORK = Framework("Agent Framework", "HistoryProvider", per_session=False,
+                      matches=lambda cls: subclass_of(cls, BASE),
                       methods=lambda cls: Methods("save_messages", "get_messages", "clear", append_takes_list=True),
                       encode=encode, decode=decode, message_type="agent_framework:Message",
                       constructor=lambda cls: built_from_contract(cls, NAMES, fixed={"application_id": APPLICATION}))

@@ -11,6 +11,7 @@ secrets.
 from __future__ import annotations
 
 import re
+import urllib.error
 from pathlib import Path
 from typing import Any
 
@@ -128,8 +129,12 @@ def _describe(report: pytest.TestReport, exc: BaseException, stores: list[Any]) 
 def service_answer(exc: BaseException) -> str | None:
     """The HTTP error status a service answered the store, where the exception carries the response (httpx's
     HTTPStatusError, requests' HTTPError, an API client's errors built on them): ``HTTP 500 (Internal Server
-    Error) to PUT URL``, the URL without its credentials."""
+    Error) to PUT URL``, the URL without its credentials; or urllib's HTTPError, which is the response (``HTTP
+    500 (Internal Server Error) from URL``: it does not keep the method)."""
     for link in exception_chain(exc):
+        if isinstance(link, urllib.error.HTTPError) and type(link.code) is int and link.code >= 400:
+            return (f"HTTP {link.code}" + (f" ({link.reason})" if isinstance(link.reason, str) and link.reason else "")
+                    + (f" from {redact_url(link.url)}" if isinstance(link.url, str) and link.url else ""))
         response = getattr(link, "response", None)
         status = getattr(response, "status_code", None)
         if type(status) is int and status >= 400:

@@ -3,7 +3,10 @@ to the service at MEMORY_SERVICE_URL, and the service keeps each session in a Re
 server (RPUSH and LTRIM in one MULTI/EXEC, EXPIRE), never the server the suite gives the store. The
 store takes ``**options`` (the suite's client and URL among them) and uses none of them.
 
-``python -m tests.stores.behind_a_service PORT REDIS_URL`` serves on 127.0.0.1:PORT until it is killed."""
+``python -m tests.stores.behind_a_service PORT REDIS_URL [SUMMARISE_AFTER]`` serves on 127.0.0.1:PORT until it
+is killed. With SUMMARISE_AFTER, the service stands for agent-memory-server with no model credentials: an append
+to a session that holds that many messages calls its summariser, which fails, and the service answers HTTP 500
+(another component's failure, which the store raises as urllib's HTTPError)."""
 
 import json
 import os
@@ -42,7 +45,7 @@ class ServiceStore:
         self._call("DELETE", session_id)
 
 
-def handler(client):
+def handler(client, summarise_after=None):
     class Sessions(BaseHTTPRequestHandler):
         def _target(self):
             path, _, query = self.path.partition("?")
@@ -59,6 +62,9 @@ def handler(client):
         def do_POST(self):
             key, window, ttl = self._target()
             message = self.rfile.read(int(self.headers["Content-Length"]))
+            if summarise_after is not None and client.llen(key) >= summarise_after:
+                self.send_error(500, "Internal Server Error", "the summariser failed: no model credentials")
+                return
             with client.pipeline() as pipe:
                 pipe.rpush(key, message).ltrim(key, -window, -1).expire(key, ttl).execute()
             self._answer(None)
@@ -78,4 +84,6 @@ def handler(client):
 
 if __name__ == "__main__":
     port, redis_url = int(sys.argv[1]), sys.argv[2]
-    ThreadingHTTPServer(("127.0.0.1", port), handler(redis_py.Redis.from_url(redis_url))).serve_forever()
+    summarise_after = int(sys.argv[3]) if len(sys.argv) > 3 else None
+    ThreadingHTTPServer(("127.0.0.1", port),
+                        handler(redis_py.Redis.from_url(redis_url), summarise_after)).serve_forever()

@@ -2,6 +2,7 @@
 correct stores whose window or TTL is named outside the contract, or that connect on their own."""
 
 
+import re
 import socket
 import subprocess
 import sys
@@ -84,12 +85,14 @@ def test_a_store_that_writes_nothing_to_redis_is_judged_where_it_keeps_its_histo
 
 
 @pytest.fixture
-def memory_service(tmp_path):
-    """The HTTP service of tests/stores/behind_a_service.py on a free loopback port, over a redis-server of its own."""
+def memory_service(request):
+    """The HTTP service of tests/stores/behind_a_service.py on a free loopback port, over a redis-server of its own;
+    a test parametrized indirectly with a number gets a service whose summariser fails from that many messages on."""
     server = RedisServer()
     port = free_port()
-    service = subprocess.Popen([sys.executable, "-m", "tests.stores.behind_a_service", str(port), server.url()],
-                               cwd=ROOT)
+    summarise_after = [str(request.param)] if hasattr(request, "param") else []
+    service = subprocess.Popen([sys.executable, "-m", "tests.stores.behind_a_service", str(port), server.url(),
+                                *summarise_after], cwd=ROOT)
     deadline = time.monotonic() + 20
     while True:
         try:
@@ -190,3 +193,20 @@ def test_a_store_that_refuses_a_client_and_a_url_together_is_given_the_client_an
         "scenario")
     outcomes = {r["scenario"]: r["outcome"] for r in result.summary["results"]}
     assert outcomes["test_concurrent_writers_lose_nothing"] == "passed", outcomes   # its writers in processes too
+
+
+@pytest.mark.parametrize("memory_service", [25], indirect=True)
+def test_a_component_of_the_service_that_fails_is_named_as_what_failed(run_suite, memory_service):
+    """The service answers HTTP 500 once a session holds 25 messages (its summariser fails, as agent-memory-server's
+    does without model credentials): the scenarios that append more fail saying that the service the store calls
+    failed, its status and URL, with the store's own exception, not as a fault of the store's own code."""
+    _server, service = memory_service
+    result = run_suite("--store", "tests.stores.behind_a_service:ServiceStore", "--groups", "core",
+                       env={"MEMORY_SERVICE_URL": service})
+    assert result.exit_code == 1, result.output
+    failures = result.summary["failures"]
+    assert "test_no_silent_cap" in {failure["scenario"] for failure in failures}, failures
+    for failure in failures:
+        assert re.match(r"(append \d+ raised: )?the service the store calls failed: it answered HTTP 500 \(Internal "
+                        rf"Server Error\) from {re.escape(service)}/\S+; the store raised (urllib\.error\.)?HTTPError: "
+                        r"HTTP Error 500: Internal Server Error", failure["message"]), failure["message"]
