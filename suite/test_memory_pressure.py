@@ -91,6 +91,7 @@ def test_append_raises_when_memory_is_full(stores, own_server, findings):
     store = stores.new_on(server.url)
     session, sent = "pressure", filler("pressure", NOEVICTION_MOST + 1, NOEVICTION_CONTENT)
     expected = [store.add(session, sent[0])]   # connected before the baseline is measured
+    server.used_by_the_store("its first append")   # else no append could fill this server's memory
     limit = limit_memory(server, NOEVICTION_HEADROOM)
     raised = None
     for message in sent[1:]:

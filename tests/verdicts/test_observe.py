@@ -144,7 +144,7 @@ def test_a_store_behind_a_service_runs_on_the_server_it_uses_when_redis_names_it
                             "without one connection through it"),
                            ("test_a_restart_between_turns_loses_nothing", "holds no key there"),
                            ("test_eviction_leaves_sessions_whole_or_gone", "holds no key there"),
-                           ("test_append_raises_when_memory_is_full", "somewhere this scenario does not fill")):
+                           ("test_append_raises_when_memory_is_full", "holds no key there after its first append")):
         assert outcomes[scenario] == "skipped" and said in results[scenario]["message"], results[scenario]
     for invented in INVENTED:
         assert invented not in result.output, invented
