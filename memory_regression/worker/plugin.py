@@ -12,11 +12,11 @@ can neither leak a password nor blow up the reports.
 from __future__ import annotations
 
 import faulthandler
-from dataclasses import replace
 import inspect
 import os
 import signal
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
