@@ -133,17 +133,23 @@ def service_answer(exc: BaseException) -> str | None:
     500 (Internal Server Error) from URL``: it does not keep the method)."""
     for link in exception_chain(exc):
         if isinstance(link, urllib.error.HTTPError) and type(link.code) is int and link.code >= 400:
-            return (f"HTTP {link.code}" + (f" ({link.reason})" if isinstance(link.reason, str) and link.reason else "")
-                    + (f" from {redact_url(link.url)}" if isinstance(link.url, str) and link.url else ""))
+            url = link.url if isinstance(link.url, str) and link.url else None
+            return _http_answer(link.code, link.reason, f"from {redact_url(url)}" if url else "")
         response = getattr(link, "response", None)
         status = getattr(response, "status_code", None)
         if type(status) is int and status >= 400:
             phrase = getattr(response, "reason_phrase", None) or getattr(response, "reason", None)
             request = getattr(response, "request", None)
             method, url = getattr(request, "method", None), getattr(request, "url", None)
-            return (f"HTTP {status}" + (f" ({phrase})" if isinstance(phrase, str) and phrase else "")
-                    + (f" to {method} {redact_url(str(url))}" if isinstance(method, str) and url else ""))
+            return _http_answer(status, phrase, f"to {method} {redact_url(str(url))}"
+                                if isinstance(method, str) and url else "")
     return None
+
+
+def _http_answer(status: int, phrase: Any, where: str) -> str:
+    """``HTTP 500 (Internal Server Error) where``: the phrase where it is text, ``where`` where it is known."""
+    return (f"HTTP {status}" + (f" ({phrase})" if isinstance(phrase, str) and phrase else "")
+            + (f" {where}" if where else ""))
 
 
 def _describe_each(report: pytest.TestReport, group: BaseExceptionGroup, stores: list[Any]) -> Verdict:
